@@ -1,0 +1,3 @@
+"""memsim: a trace-driven, cycle-exact DDR4 memory-system simulator."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,159 @@
+"""DDR4 as data: organisations, speed bins and the timing-constraint table.
+
+Everything the engine and the protocol checker know about DDR4 lives here. Values come
+from ``shared/reference/ddr4.md`` (JEDEC-derived presets in Ramulator 2, DRAMsim3 and
+DRAMPower, and Micron datasheets). Timings are in DRAM clock cycles (tCK) unless a name
+says otherwise. Adding another standard means adding a module shaped like this one.
+"""
+
+from __future__ import annotations
+
+NAME = "DDR4"
+
+# Command names, in the order the engine numbers them. Column commands with an ``A``
+# suffix carry an auto-precharge.
+COMMANDS = ("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF")
+
+# Hierarchy levels below the channel, outermost first. The engine addresses a node of
+# each level; "subbank" is reserved for ERUCA-style sub-banking (1 per bank = DDR4).
+LEVELS = ("channel", "rank", "bankgroup", "bank")
+
+# Bytes one burst moves on a 64-bit channel (BL8 x 8 bytes), and the bytes per
+# burst-column: the low address bits below the column field.
+BURST_BYTES = 64
+BURST_LENGTH = 8  # beats; tBL = BURST_LENGTH / 2 clock cycles
+CHANNEL_WIDTH_BITS = 64
+
+# name -> (device width bits, bank groups, banks per group, {density Gb: rows}, columns,
+#          page bytes)
+ORGANISATIONS = {
+    "x4": dict(width=4, bankgroups=4, banks_per_group=4,
+               rows={4: 65536, 8: 131072, 16: 262144}, columns=1024, page_bytes=512),
+    "x8": dict(width=8, bankgroups=4, banks_per_group=4,
+               rows={4: 32768, 8: 65536, 16: 131072}, columns=1024, page_bytes=1024),
+    "x16": dict(width=16, bankgroups=2, banks_per_group=4,
+                rows={4: 32768, 8: 65536, 16: 131072}, columns=1024, page_bytes=2048),
+}
+
+# Speed bins. Per-page-size values are keyed by page bytes; tRFC by density in Gb.
+# data_rate_mtps gives tCK exactly (2000 / rate ns); the reference's tCK column is the
+# rounded value of the same number.
+SPEED_BINS = {
+    "DDR4_1600K": dict(data_rate_mtps=1600, CL=11, tRCD=11, tRP=11, tRAS=28, tRC=39, CWL=9,
+                       tCCD_L=5, tRRD_S={512: 4, 1024: 4, 2048: 5},
+                       tRRD_L={512: 5, 1024: 5, 2048: 6}, tFAW={512: 16, 1024: 20, 2048: 28},
+                       tWTR_S=2, tWTR_L=6, tRTP=6, tWR=12,
+                       tRFC={4: 208, 8: 280, 16: 440}, tREFI=6240),
+    "DDR4_1866M": dict(data_rate_mtps=1866, CL=13, tRCD=13, tRP=13, tRAS=32, tRC=45, CWL=10,
+                       tCCD_L=5, tRRD_S={512: 4, 1024: 4, 2048: 5},
+                       tRRD_L={512: 5, 1024: 5, 2048: 6}, tFAW={512: 16, 1024: 22, 2048: 28},
+                       tWTR_S=3, tWTR_L=7, tRTP=7, tWR=14,
+                       tRFC={4: 243, 8: 327, 16: 514}, tREFI=7283),
+    "DDR4_2133P": dict(data_rate_mtps=2133, CL=15, tRCD=15, tRP=15, tRAS=36, tRC=51, CWL=11,
+                       tCCD_L=6, tRRD_S={512: 4, 1024: 4, 2048: 6},
+                       tRRD_L={512: 6, 1024: 6, 2048: 7}, tFAW={512: 16, 1024: 23, 2048: 32},
+                       tWTR_S=3, tWTR_L=8, tRTP=8, tWR=16,
+                       tRFC={4: 278, 8: 374, 16: 587}, tREFI=8325),
+    "DDR4_2400R": dict(data_rate_mtps=2400, CL=16, tRCD=16, tRP=16, tRAS=39, tRC=55, CWL=12,
+                       tCCD_L=6, tRRD_S={512: 4, 1024: 4, 2048: 7},
+                       tRRD_L={512: 6, 1024: 6, 2048: 8}, tFAW={512: 16, 1024: 26, 2048: 36},
+                       tWTR_S=3, tWTR_L=9, tRTP=9, tWR=18,
+                       tRFC={4: 313, 8: 421, 16: 661}, tREFI=9364),
+    "DDR4_2666U": dict(data_rate_mtps=2666, CL=18, tRCD=18, tRP=18, tRAS=43, tRC=61, CWL=14,
+                       tCCD_L=7, tRRD_S={512: 4, 1024: 4, 2048: 8},
+                       tRRD_L={512: 7, 1024: 7, 2048: 9}, tFAW={512: 16, 1024: 28, 2048: 40},
+                       tWTR_S=4, tWTR_L=10, tRTP=10, tWR=20,
+                       tRFC={4: 347, 8: 467, 16: 734}, tREFI=10400),
+    "DDR4_2933Y": dict(data_rate_mtps=2933, CL=21, tRCD=21, tRP=21, tRAS=47, tRC=68, CWL=16,
+                       tCCD_L=8, tRRD_S={512: 4, 1024: 4, 2048: 8},
+                       tRRD_L={512: 8, 1024: 8, 2048: 10}, tFAW={512: 16, 1024: 31, 2048: 44},
+                       tWTR_S=4, tWTR_L=11, tRTP=11, tWR=22,
+                       tRFC={4: 382, 8: 514, 16: 807}, tREFI=11437),
+    "DDR4_3200AA": dict(data_rate_mtps=3200, CL=22, tRCD=22, tRP=22, tRAS=52, tRC=74, CWL=16,
+                        tCCD_L=8, tRRD_S={512: 4, 1024: 4, 2048: 9},
+                        tRRD_L={512: 8, 1024: 8, 2048: 11}, tFAW={512: 16, 1024: 34, 2048: 48},
+                        tWTR_S=4, tWTR_L=12, tRTP=12, tWR=24,
+                        tRFC={4: 416, 8: 560, 16: 880}, tREFI=12480),
+}
+
+# Timings shared by every bin. tRTRS is the rank-to-rank data-bus switch gap (Ramulator
+# uses 2, DRAMsim3 1; a parameter, default 2).
+COMMON_TIMINGS = dict(tCCD_S=4, tBL=BURST_LENGTH // 2, tRTRS=2)
+
+# Groups of commands as the constraint table names them.
+_RD = ("RD", "RDA")
+_WR = ("WR", "WRA")
+_COL = _RD + _WR
+
+# The timing-constraint table, one row per JEDEC rule:
+#   (level, previous commands, next commands, latency expression, window, other_rank)
+# ``level`` is where previous and next must coincide (same bank, same bank group, same
+# rank, or only the same channel). ``window`` > 1 means "at most `window` previous
+# commands in any `latency` cycles" (tFAW). ``other_rank`` rows apply between
+# *different* ranks of one channel. Latency expressions are Python expressions over the
+# timing names of a speed bin; tBL is the burst of the previous command. PREA and REF
+# address a whole rank, so a "bank" row whose next command is PREA or REF holds for every
+# bank of that rank.
+CONSTRAINTS = (
+    # --- same bank ---
+    ("bank", ("ACT",), _COL, "tRCD", 1, False),
+    ("bank", ("ACT",), ("PRE", "PREA"), "tRAS", 1, False),
+    ("bank", ("ACT",), ("ACT",), "tRC", 1, False),
+    ("bank", ("PRE",), ("ACT", "REF"), "tRP", 1, False),
+    ("bank", ("RD",), ("PRE", "PREA"), "tRTP", 1, False),
+    ("bank", ("WR",), ("PRE", "PREA"), "CWL + tBL + tWR", 1, False),
+    # auto-precharge: the implied PRE follows the column command by tRTP / write recovery
+    ("bank", ("RDA",), ("ACT", "REF"), "tRTP + tRP", 1, False),
+    ("bank", ("WRA",), ("ACT", "REF"), "CWL + tBL + tWR + tRP", 1, False),
+    # --- same bank group ---
+    ("bankgroup", _RD, _RD, "tCCD_L", 1, False),
+    ("bankgroup", _WR, _WR, "tCCD_L", 1, False),
+    ("bankgroup", _WR, _RD, "CWL + tBL + tWTR_L", 1, False),
+    ("bankgroup", ("ACT",), ("ACT",), "tRRD_L", 1, False),
+    # --- same rank ---
+    ("rank", _RD, _RD, "tCCD_S", 1, False),
+    ("rank", _WR, _WR, "tCCD_S", 1, False),
+    ("rank", _RD, _WR, "CL + tBL + 2 - CWL", 1, False),
+    ("rank", _WR, _RD, "CWL + tBL + tWTR_S", 1, False),
+    ("rank", ("ACT",), ("ACT",), "tRRD_S", 1, False),
+    ("rank", ("ACT",), ("ACT",), "tFAW", 4, False),
+    ("rank", ("PREA",), ("ACT", "REF"), "tRP", 1, False),
+    ("rank", ("REF",), ("ACT", "REF"), "tRFC", 1, False),
+    # --- other rank, same channel (data-bus ownership changes hands) ---
+    ("rank", _RD, _RD, "tBL + tRTRS", 1, True),
+    ("rank", _WR, _WR, "tBL + tRTRS", 1, True),
+    ("rank", _RD, _WR, "CL + tBL + tRTRS - CWL", 1, True),
+    ("rank", _WR, _RD, "CWL + tBL + tRTRS - CL", 1, True),
+    # --- channel: one command per cycle on the command bus ---
+    ("channel", COMMANDS, COMMANDS, "1", 1, False),
+)
+
+
+def resolve_timings(speed: str, org: str, density_gbit: int, overrides=None) -> dict:
+    """Return every timing parameter of one device as a flat ``{name: cycles}`` dict.
+
+    Per-page and per-density columns of the speed-bin table are resolved for the given
+    organisation; ``overrides`` (from the config's ``dram.timing``) replace any value.
+    """
+    bin_ = SPEED_BINS[speed]
+    o = ORGANISATIONS[org]
+    page = o["page_bytes"]
+    t = {}
+    for name, value in bin_.items():
+        if name == "tRFC":
+            t[name] = value[density_gbit]
+        elif name in ("tRRD_S", "tRRD_L", "tFAW"):
+            # x4 takes the 1K-page tRRD values but the 512 B tFAW column
+            key = page if name == "tFAW" else max(page, 1024)
+            t[name] = value[key]
+        else:
+            t[name] = value
+    t.update(COMMON_TIMINGS)
+    if overrides:
+        t.update(overrides)
+    return t
+
+
+def tck_ns(timings: dict) -> float:
+    """Clock period in ns: two transfers per clock."""
+    return 2000.0 / timings["data_rate_mtps"]
