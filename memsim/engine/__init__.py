@@ -1,0 +1,144 @@
+"""The engine: builds the compiled loop's arrays from a config and feeds it requests.
+
+Schedulers and page policies are registered by name here; each name maps to a small
+id the compiled loop switches on (see ``core._schedule_channel``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from memsim.dram import spec as spec_mod
+from memsim.engine import core
+
+SCHEDULERS = {
+    "fcfs": core.SCHED_FCFS,  # oldest ready request first
+    "frfcfs": core.SCHED_FRFCFS,  # ready row hits first, then oldest ready
+    "frfcfs_cap": core.SCHED_FRFCFS_CAP,  # FR-FCFS, at most N hits bypass an older request
+}
+PAGE_POLICIES = {
+    "open": core.PAGE_OPEN,  # rows stay open until a conflict
+    "closed": core.PAGE_CLOSED,  # auto-precharge with the last pending hit
+    "timeout": core.PAGE_TIMEOUT,  # precharge rows idle for page_timeout_cycles
+}
+
+assert {n: i for i, n in enumerate(("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF"))} \
+    == spec_mod.CMD, "command ids out of sync between memsim.dram.spec and the engine"
+
+
+class Engine:
+    """One memory system's controller state, advanced by feeding decoded requests."""
+
+    def __init__(self, cfg, spec, *, timed: bool, tick: bool = False, log_sink=None,
+                 log_capacity: int = 1 << 16):
+        c = cfg.controller
+        self.spec = spec
+        self.timed = timed
+        self.log_sink = log_sink
+        nch, nr = spec.channels, spec.ranks
+        nbg, nba = spec.bankgroups, spec.banks_per_group
+        nb = nch * nr * nbg * nba
+        n_nodes = nch + nch * nr + nch * nr * nbg + nb
+        qmax = max(c.read_queue, c.write_queue)
+        max_out = cfg.frontend.max_outstanding
+
+        P = np.zeros(core.P_LEN, np.int64)
+        P[core.P_NCH], P[core.P_NRANK], P[core.P_NBG], P[core.P_NBA] = nch, nr, nbg, nba
+        P[core.P_SCHED] = SCHEDULERS[c.scheduler]
+        P[core.P_POLICY] = PAGE_POLICIES[c.page_policy]
+        P[core.P_TIMEOUT] = c.page_timeout_cycles
+        P[core.P_CAP] = c.row_hit_cap
+        P[core.P_RQ_CAP], P[core.P_WQ_CAP] = c.read_queue, c.write_queue
+        P[core.P_WM_HI] = max(1, math.ceil(c.write_high_watermark * c.write_queue))
+        P[core.P_WM_LO] = math.floor(c.write_low_watermark * c.write_queue)
+        P[core.P_TIMED] = int(timed)
+        P[core.P_MAX_OUT] = max_out
+        P[core.P_REFRESH] = int(cfg.dram.refresh)
+        P[core.P_TREFI] = spec.timings["tREFI"]
+        P[core.P_TICK] = int(tick)
+        P[core.P_LOG] = int(log_sink is not None)
+        self.P = P
+
+        self.T = core.Tables(spec.con_start, spec.con_level, spec.con_next, spec.con_latency,
+                             spec.con_window, spec.con_other_rank, spec.con_window_slot,
+                             spec.burst_cycles, spec.data_delay)
+
+        i64 = np.int64
+        F = np.zeros(core.F_LEN, i64)
+        banks = np.arange(nb, dtype=i64)
+        rank_of = banks // (nbg * nba)
+        self.S = core.State(
+            node_ch=rank_of // nr,
+            node_rank=nch + rank_of,
+            node_bg=nch + nch * nr + banks // nba,
+            node_bank=nch + nch * nr + nch * nr * nbg + banks,
+            rank_of=rank_of,
+            earliest=np.zeros((n_nodes, core.N_CMD), i64),
+            win_hist=np.zeros((spec.n_window_slots, n_nodes, spec.max_window), i64),
+            win_count=np.zeros((spec.n_window_slots, n_nodes), i64),
+            open_row=np.full(nb, -1, i64),
+            open_count=np.zeros(nch * nr, i64),
+            bypass=np.zeros(nb, i64),
+            bank_pending=np.zeros(nb, i64),
+            hits_pending=np.zeros((2, nb), i64),
+            last_use=np.zeros(nb, i64),
+            scan_stamp=np.zeros(nb, i64),
+            # the first refresh of every rank falls due one tREFI into the run
+            ref_due=np.full(nch * nr, spec.timings["tREFI"], i64),
+            ref_pending=np.zeros(nch * nr, i64),
+            q_id=np.zeros((2, nch, qmax), i64),
+            q_arr=np.zeros((2, nch, qmax), i64),
+            q_bank=np.zeros((2, nch, qmax), i64),
+            q_row=np.zeros((2, nch, qmax), i64),
+            q_col=np.zeros((2, nch, qmax), i64),
+            q_cat=np.zeros((2, nch, qmax), i64),
+            q_len=np.zeros((2, nch), i64),
+            wmode=np.zeros(nch, i64),
+            ch_next=np.zeros(nch, i64),
+            last_dir=np.full(nch, -1, i64),
+            last_rank=np.full(nch, -1, i64),
+            last_end=np.zeros(nch, i64),
+            F=F,
+            heap=np.zeros(max_out + 1, i64),
+            counters=np.zeros(core.N_COUNTERS, i64),
+            hist=np.zeros((2, core.HIST_SIZE), i64),
+            log=np.zeros((log_capacity if log_sink is not None else 1, core.LOG_COLS), i64),
+        )
+        self.requests_fed = 0
+        self.done = False
+
+    def feed(self, arrival, is_write, bank, row, column, final: bool = False) -> None:
+        """Run the loop over one chunk of decoded requests (int64 arrays)."""
+        if self.done:
+            raise RuntimeError("engine already finished")
+        S, F = self.S, self.S.F
+        F[core.F_IDX] = 0
+        args = (np.ascontiguousarray(arrival, np.int64), np.ascontiguousarray(is_write, np.int64),
+                np.ascontiguousarray(bank, np.int64), np.ascontiguousarray(row, np.int64),
+                np.ascontiguousarray(column, np.int64))
+        while True:
+            status = core.run_chunk(self.P, self.T, S, *args, np.int64(self.requests_fed),
+                                    final)
+            self._flush_log()
+            if status != core.LOG_FULL:
+                break
+        self.requests_fed += len(arrival)
+        if status == core.DONE:
+            self.done = True
+
+    def finish(self) -> None:
+        """Serve everything still queued."""
+        empty = np.zeros(0, np.int64)
+        self.feed(empty, empty, empty, empty, empty, final=True)
+
+    def _flush_log(self) -> None:
+        n = int(self.S.F[core.F_LOG_LEN])
+        if n and self.log_sink is not None:
+            self.log_sink(self.S.log[:n].copy())
+        self.S.F[core.F_LOG_LEN] = 0
+
+    @property
+    def final_cycle(self) -> int:
+        return int(self.S.F[core.F_FINAL_CYCLE])

@@ -1,0 +1,554 @@
+"""Protocol checker: replay a DRAM command log and report every DDR4 rule it breaks.
+
+The checker is deliberately independent of the engine. Every rule is written out below,
+by name, straight from ``shared/reference/ddr4.md``; only the timing *numbers* come
+from :func:`memsim.dram.ddr4.resolve_timings` (the engine's constraint table is not
+used). A command log is a CSV (optionally ``.csv.gz``) with the columns
+``cycle,channel,rank,bankgroup,bank,row,column,command``; further columns are ignored.
+
+How the check works. Most rules have the shape "a later command of kind Y must not
+issue earlier than gap(X) cycles after an earlier command of kind X that shares the
+same bank / bank group / rank / (other rank of the) channel". For each such rule the
+checker keeps one *ready cycle* per node of that level, the earliest cycle a later
+command may issue, and remembers which earlier command set it. A command is checked
+against the ready cycles of the rules it is the later command of, then updates the
+ready cycles of the rules it is the earlier command of. Reads with auto-precharge
+(RDA, WRA) additionally post an implied precharge (``auto-PRE``) at the cycle it
+happens. The few rules of another shape (tFAW window, data bus, bank state, refresh
+interval) are written as small dedicated checks.
+
+Each violation names the rule, the later (offending) command and the earlier command
+that set the constraint. For one later command a rule name is reported at most once,
+against the earlier command that binds tightest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+# --------------------------------------------------------------------------------------
+# Commands and the names the rules use for groups of them
+# --------------------------------------------------------------------------------------
+
+COMMANDS = ("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF")
+AUTO_PRE = "auto-PRE"  # the precharge implied by RDA / WRA; not a command on the bus
+
+READS = ("RD", "RDA")
+WRITES = ("WR", "WRA")
+COLUMN = READS + WRITES
+RANK_WIDE = ("PREA", "REF")  # address a whole rank; bankgroup/bank/row/column are -1
+
+COLUMNS = ("cycle", "channel", "rank", "bankgroup", "bank", "row", "column", "command")
+
+# Integer ids used in the hot loop (names become ids once, at set-up).
+_ID = {name: i for i, name in enumerate(COMMANDS + (AUTO_PRE,))}
+_ACT, _PRE, _PREA = _ID["ACT"], _ID["PRE"], _ID["PREA"]
+_RD, _WR, _RDA, _WRA, _REF = _ID["RD"], _ID["WR"], _ID["RDA"], _ID["WRA"], _ID["REF"]
+_AUTO = _ID[AUTO_PRE]
+_COLUMN_IDS = frozenset(_ID[c] for c in COLUMN)
+_READ_IDS = frozenset(_ID[c] for c in READS)
+
+# Levels at which the earlier and the later command of a rule must coincide.
+BANK, BANKGROUP, RANK, OTHER_RANK, CHANNEL = "bank", "bankgroup", "rank", "other_rank", "channel"
+_SCOPES = (BANK, BANKGROUP, RANK, OTHER_RANK, CHANNEL)
+
+
+# --------------------------------------------------------------------------------------
+# The rules
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Later command must issue >= ``gap`` cycles after an earlier one in the same scope.
+
+    ``gap`` is a Python expression over the timing names of a speed bin; ``tBL`` in it
+    is the burst length (in clock cycles) of the *earlier* command.
+    """
+
+    name: str
+    scope: str  # bank | bankgroup | rank | other_rank (a different rank, same channel) | channel
+    earlier: tuple[str, ...]
+    later: tuple[str, ...]
+    gap: str
+
+
+RULES = (
+    # --- same bank ---
+    Rule("tRCD", BANK, ("ACT",), COLUMN, "tRCD"),
+    Rule("tRAS", BANK, ("ACT",), ("PRE", "PREA"), "tRAS"),
+    Rule("tRC", BANK, ("ACT",), ("ACT",), "tRC"),
+    Rule("tRP", BANK, ("PRE", AUTO_PRE), ("ACT",), "tRP"),
+    Rule("tRTP", BANK, ("RD",), ("PRE", "PREA"), "tRTP"),
+    Rule("tWR", BANK, ("WR",), ("PRE", "PREA"), "CWL + tBL + tWR"),
+    # --- same bank group ---
+    Rule("tCCD_L", BANKGROUP, READS, READS, "tCCD_L"),
+    Rule("tCCD_L", BANKGROUP, WRITES, WRITES, "tCCD_L"),
+    Rule("tWTR_L", BANKGROUP, WRITES, READS, "CWL + tBL + tWTR_L"),
+    Rule("tRRD_L", BANKGROUP, ("ACT",), ("ACT",), "tRRD_L"),
+    # --- same rank ---
+    Rule("tCCD_S", RANK, READS, READS, "tCCD_S"),
+    Rule("tCCD_S", RANK, WRITES, WRITES, "tCCD_S"),
+    Rule("tRTW", RANK, READS, WRITES, "CL + tBL + 2 - CWL"),
+    Rule("tWTR_S", RANK, WRITES, READS, "CWL + tBL + tWTR_S"),
+    Rule("tRRD_S", RANK, ("ACT",), ("ACT",), "tRRD_S"),
+    Rule("tRP", RANK, ("PREA",), ("ACT", "REF"), "tRP"),
+    Rule("tRP", RANK, ("PRE", AUTO_PRE), ("REF",), "tRP"),  # REF needs every bank precharged
+    Rule("tRFC", RANK, ("REF",), ("ACT", "REF"), "tRFC"),
+    # --- other rank, same channel: the data bus changes hands ---
+    Rule("tRTRS_RD_RD", OTHER_RANK, READS, READS, "tBL + tRTRS"),
+    Rule("tRTRS_WR_WR", OTHER_RANK, WRITES, WRITES, "tBL + tRTRS"),
+    Rule("tRTRS_RD_WR", OTHER_RANK, READS, WRITES, "CL + tBL + tRTRS - CWL"),
+    Rule("tRTRS_WR_RD", OTHER_RANK, WRITES, READS, "CWL + tBL + tRTRS - CL"),
+    # --- channel: one command per cycle on the command bus ---
+    Rule("cmd_bus", CHANNEL, COMMANDS, COMMANDS, "1"),
+)
+
+# Rules that are not "gap after an earlier command" and have a dedicated check.
+OTHER_RULES = {
+    "tFAW": "at most 4 ACTs to a rank in any tFAW window: an ACT must issue >= tFAW "
+    "after the ACT four before it",
+    "data_bus": "data bursts on a channel never overlap: RD data occupies "
+    "[t+CL, t+CL+tBL), WR data [t+CWL, t+CWL+tBL)",
+    "bank_state": "ACT only to a precharged bank; RD/WR/RDA/WRA only to an open bank and "
+    "its open row; REF only when every bank of the rank is precharged",
+    "refresh_interval": "REFs to a rank at most 9*tREFI apart, the first by 9*tREFI after "
+    "cycle 0 (judged only where the deadline falls within the log)",
+}
+
+RULE_NAMES = tuple(dict.fromkeys([r.name for r in RULES] + list(OTHER_RULES)))
+
+# Rules about two bursts sharing the data bus: a data_bus overlap between the same two
+# commands is the same event and is not reported a second time.
+_BURST_RULES = frozenset(
+    ["tCCD_S", "tCCD_L", "tWTR_S", "tWTR_L", "tRTW"]
+    + ["tRTRS_RD_RD", "tRTRS_WR_WR", "tRTRS_RD_WR", "tRTRS_WR_RD"]
+)
+
+REFRESH_POSTPONE_LIMIT = 9  # JEDEC allows 8 postponed REFs: consecutive REFs <= 9*tREFI
+
+
+# --------------------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Violation:
+    line: int  # 1-based line in the CSV (the header is line 1)
+    rule: str  # one of RULE_NAMES
+    message: str  # rule, required gap, actual gap
+    earlier: str  # the earlier command involved
+    later: str  # the offending command
+
+
+def format_violations(violations, path: str | os.PathLike = "<commands>") -> str:
+    """One line per violation: ``FILE:LINE: rule: message (earlier: ...; later: ...)``."""
+    return "\n".join(
+        f"{os.fspath(path)}:{v.line}: {v.rule}: {v.message} "
+        f"(earlier: {v.earlier}; later: {v.later})"
+        for v in violations
+    )
+
+
+# A command as the checker remembers it: (line, cycle, ch, rank, bg, bank, row, col, cmd id)
+def _describe(rec) -> str:
+    if rec is None:
+        return "none"
+    line, t, c, r, g, b, row, col, cmd = rec
+    name = COMMANDS[cmd]
+    text = f"line {line}: cycle {t} ch{c} rk{r}"
+    if name not in RANK_WIDE:
+        text += f" bg{g} ba{b}"
+    text += f" {name}"
+    if name == "ACT" or name in COLUMN:
+        text += f" row {row}"
+    if name in COLUMN:
+        text += f" col {col}"
+    return text
+
+
+class _StopChecking(Exception):
+    """Raised internally once max_violations is reached."""
+
+
+# --------------------------------------------------------------------------------------
+# The checker
+# --------------------------------------------------------------------------------------
+
+
+class ProtocolChecker:
+    """Stateful checker: feed it a log in one or more consecutive chunks."""
+
+    def __init__(self, timings: dict, channels: int, ranks: int, bankgroups: int,
+                 banks_per_group: int, max_violations: int | None = None):
+        self.t = dict(timings)
+        self.channels, self.ranks = channels, ranks
+        self.bankgroups, self.banks_per_group = bankgroups, banks_per_group
+        self.max_violations = max_violations
+        self.violations: list[Violation] = []
+        self.burst_cycles = self.t["tBL"]  # burst of every column command in this log
+
+        self._code = [compile(rule.gap, rule.name, "eval") for rule in RULES]
+        self._gap_cache: dict[tuple[int, int], int] = {}
+        n_ranks = channels * ranks
+        n_nodes = {
+            BANK: n_ranks * bankgroups * banks_per_group,
+            BANKGROUP: n_ranks * bankgroups,
+            RANK: n_ranks,
+            OTHER_RANK: n_ranks,
+            CHANNEL: channels,
+        }
+        # checks[cmd] / updates[cmd]: (rule index, scope index, gap for the default burst)
+        self._checks: list[list[tuple[int, int]]] = [[] for _ in _ID]
+        self._updates: list[list[tuple[int, int, int]]] = [[] for _ in _ID]
+        self._ready: list[list[int]] = []
+        self._who: list[list] = []
+        for i, rule in enumerate(RULES):
+            sc = _SCOPES.index(rule.scope)
+            for name in rule.later:
+                self._checks[_ID[name]].append((i, sc))
+            for name in rule.earlier:
+                self._updates[_ID[name]].append((i, sc, self._gap(i, self.burst_cycles)))
+            self._ready.append([-(1 << 62)] * n_nodes[rule.scope])
+            self._who.append([None] * n_nodes[rule.scope])
+
+        n_banks = n_nodes[BANK]
+        self._open_row = [-1] * n_banks  # -1: precharged
+        self._open_rec: list = [None] * n_banks  # the ACT that opened the bank
+        self._closed_by: list = [None] * n_banks  # the command that last closed it
+        self._faw = [deque(maxlen=4) for _ in range(n_ranks)]  # last four ACT records
+        self._bursts: list[list] = [[] for _ in range(channels)]  # (start, end, rec)
+        self._last_cycle = [-1] * channels
+        # refresh: per rank the last REF (cycle, rec), and whether its deadline was flagged
+        self._refresh_limit = REFRESH_POSTPONE_LIMIT * self.t["tREFI"]
+        self._last_ref = [0] * n_ranks
+        self._last_ref_rec: list = [None] * n_ranks
+        self._ref_flagged = [False] * n_ranks
+        self._ref_deadline = [self._refresh_limit] * channels  # earliest unflagged deadline
+
+    # ---- timing expressions -----------------------------------------------------------
+
+    def _gap(self, rule_index: int, burst_cycles: int) -> int:
+        key = (rule_index, burst_cycles)
+        gap = self._gap_cache.get(key)
+        if gap is None:
+            env = dict(self.t, tBL=burst_cycles)
+            try:
+                gap = int(eval(self._code[rule_index], {"__builtins__": {}}, env))
+            except NameError as err:
+                raise KeyError(f"protocol checker: rule {RULES[rule_index].name} needs a "
+                               f"timing missing from the timings dict ({err})") from None
+            self._gap_cache[key] = gap
+        return gap
+
+    # ---- reporting ----------------------------------------------------------------------
+
+    def _emit(self, line: int, rule: str, message: str, earlier, later) -> None:
+        if not isinstance(earlier, str):
+            earlier = _describe(earlier)
+        self.violations.append(Violation(line, rule, message, earlier, _describe(later)))
+        if self.max_violations is not None and len(self.violations) >= self.max_violations:
+            raise _StopChecking
+
+    def _rule_message(self, rule_index: int, ready: int, earlier, later) -> str:
+        rule = RULES[rule_index]
+        if rule.name == "cmd_bus":
+            return f"two commands in cycle {later[1]} on the command bus of channel {later[2]}"
+        # every column command of a log has the same burst (self.burst_cycles) for now
+        gap = self._gap(rule_index, self.burst_cycles)
+        event = ready - gap  # the cycle the earlier event happened
+        earlier_name = COMMANDS[earlier[8]]
+        if AUTO_PRE in rule.earlier and earlier[8] in (_RDA, _WRA):
+            earlier_name = f"{earlier_name} auto-precharge (cycle {event})"
+        scope = " (other rank)" if rule.scope == OTHER_RANK else ""
+        needs = rule.name if rule.gap == rule.name else f"{rule.name} = {rule.gap}"
+        return (f"{earlier_name}->{COMMANDS[later[8]]}{scope} needs {needs} = {gap} cycles, "
+                f"got {later[1] - event}")
+
+    @property
+    def full(self) -> bool:
+        return self.max_violations is not None and len(self.violations) >= self.max_violations
+
+    # ---- input --------------------------------------------------------------------------
+
+    def _arrays(self, df: pd.DataFrame, first_line: int):
+        missing = [c for c in COLUMNS if c not in df.columns]
+        if missing:
+            raise ValueError(f"command log lacks column(s) {', '.join(missing)}")
+        names = df["command"].astype(str).str.strip()
+        cmd = names.map(_ID).fillna(-1).to_numpy(dtype=np.int64, copy=True)
+        cmd[cmd == _AUTO] = -1  # auto-PRE is not a command of the log
+        cols = {c: df[c].to_numpy(dtype=np.int64) for c in COLUMNS[:-1]}
+        bad = cmd < 0
+        bad |= (cols["channel"] < 0) | (cols["channel"] >= self.channels)
+        bad |= (cols["rank"] < 0) | (cols["rank"] >= self.ranks)
+        bank_level = (cmd != _PREA) & (cmd != _REF)
+        bad |= bank_level & ((cols["bankgroup"] < 0) | (cols["bankgroup"] >= self.bankgroups))
+        bad |= bank_level & ((cols["bank"] < 0) | (cols["bank"] >= self.banks_per_group))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"line {first_line + i}: malformed command "
+                             f"{df.iloc[i][list(COLUMNS)].to_dict()} (channels={self.channels}, "
+                             f"ranks={self.ranks}, bankgroups={self.bankgroups}, "
+                             f"banks_per_group={self.banks_per_group})")
+        return [cols[c].tolist() for c in COLUMNS[:-1]] + [cmd.tolist()]
+
+    # ---- the replay ---------------------------------------------------------------------
+
+    def feed(self, df: pd.DataFrame, first_line: int = 2) -> None:
+        """Check the next chunk of the log; ``first_line`` is the CSV line of its first row."""
+        if self.full or len(df) == 0:
+            return
+        with contextlib.suppress(_StopChecking):
+            self._replay(self._arrays(df, first_line), first_line)
+
+    def _replay(self, arrays, first_line: int) -> None:
+        t_ = self.t
+        CL, CWL, tRAS, tRTP, tWR, tFAW = (t_[k] for k in ("CL", "CWL", "tRAS", "tRTP", "tWR",
+                                                           "tFAW"))
+        R, G, B = self.ranks, self.bankgroups, self.banks_per_group
+        checks, updates, ready_all, who_all = self._checks, self._updates, self._ready, self._who
+        open_row, open_rec, closed_by = self._open_row, self._open_rec, self._closed_by
+        faw, bursts, last_cycle = self._faw, self._bursts, self._last_cycle
+        bl0 = self.burst_cycles
+        min_data_delay = min(CL, CWL)
+        rule_names = [r.name for r in RULES]
+
+        line = first_line - 1
+        for t, c, r, g, b, row, col, cmd in zip(*arrays, strict=True):
+            line += 1
+            rec = (line, t, c, r, g, b, row, col, cmd)
+            if t < last_cycle[c]:
+                raise ValueError(f"line {line}: cycle {t} is before the previous command of "
+                                 f"channel {c} (cycle {last_cycle[c]}); the log must be in "
+                                 f"issue order")
+            last_cycle[c] = t
+            rank_node = c * R + r
+            bg_node = rank_node * G + g
+            bank_node = bg_node * B + b
+            nodes = (bank_node, bg_node, rank_node, rank_node, c)
+            bl = bl0  # burst length of this command, in clock cycles
+            # a PRE to a precharged bank is a no-op: it only uses the command bus
+            noop = cmd == _PRE and open_row[bank_node] < 0
+
+            found = []  # broken gap rules: (rule index, ready cycle, earlier command)
+
+            # -- refresh deadlines of this channel's ranks
+            if t > self._ref_deadline[c]:
+                self._refresh_deadlines(c, rec)
+
+            # -- gap rules
+            for ri, sc in checks[cmd]:
+                ready = ready_all[ri]
+                if sc == 0:  # bank
+                    if cmd == _PREA:  # every open bank of the rank
+                        base = rank_node * G * B
+                        for n in range(base, base + G * B):
+                            if open_row[n] >= 0 and t < ready[n]:
+                                found.append((ri, ready[n], who_all[ri][n]))
+                        continue
+                    if noop:
+                        continue
+                    n = bank_node
+                elif sc == 3:  # other rank, same channel
+                    base = c * R
+                    for n in range(base, base + R):
+                        if n != rank_node and t < ready[n]:
+                            found.append((ri, ready[n], who_all[ri][n]))
+                    continue
+                else:
+                    n = nodes[sc]
+                if t < ready[n]:
+                    found.append((ri, ready[n], who_all[ri][n]))
+
+            if found:
+                self._report_gaps(found, rec, rule_names)
+
+            # -- tFAW: the fifth ACT must issue >= tFAW after the first of the last four
+            if cmd == _ACT:
+                window = faw[rank_node]
+                if len(window) == 4 and t < window[0][1] + tFAW:
+                    first = window[0]
+                    self._emit(line, "tFAW", f"5 ACTs within tFAW = {tFAW} cycles: ACT four "
+                               f"before is at cycle {first[1]}, got {t - first[1]} cycles",
+                               first, rec)
+                window.append(rec)
+
+            # -- bank state
+            if cmd in _COLUMN_IDS:
+                if open_row[bank_node] < 0:
+                    closer = closed_by[bank_node]
+                    self._emit(line, "bank_state", f"{COMMANDS[cmd]} to a precharged bank",
+                               closer if closer is not None else "none (bank never activated)",
+                               rec)
+                elif open_row[bank_node] != row:
+                    self._emit(line, "bank_state", f"{COMMANDS[cmd]} to row {row} but row "
+                               f"{open_row[bank_node]} is open", open_rec[bank_node], rec)
+            elif cmd == _ACT:
+                if open_row[bank_node] >= 0:
+                    self._emit(line, "bank_state", f"ACT to a bank with row "
+                               f"{open_row[bank_node]} still open", open_rec[bank_node], rec)
+            elif cmd == _REF:
+                base = rank_node * G * B
+                still_open = [open_rec[n] for n in range(base, base + G * B) if open_row[n] >= 0]
+                if still_open:
+                    latest = max(still_open)
+                    self._emit(line, "bank_state", f"REF with {len(still_open)} bank(s) of the "
+                               f"rank still open", latest, rec)
+
+            # -- data bus
+            if cmd in _COLUMN_IDS:
+                start = t + (CL if cmd in _READ_IDS else CWL)
+                end = start + bl
+                busy = bursts[c]
+                horizon = t + min_data_delay  # no later burst can start before this
+                busy[:] = [x for x in busy if x[1] > horizon]
+                hit = None
+                for x in busy:
+                    if start < x[1] and x[0] < end:
+                        hit = x
+                if hit is not None:
+                    explained = found and any(
+                        who is hit[2] and rule_names[ri] in _BURST_RULES
+                        for ri, _, who in found)
+                    if not explained:
+                        self._emit(line, "data_bus", f"data burst [{start}, {end}) overlaps "
+                                   f"[{hit[0]}, {hit[1]}) on channel {c}", hit[2], rec)
+                busy.append((start, end, rec))
+
+            # -- state transitions
+            if cmd == _ACT:
+                open_row[bank_node] = row
+                open_rec[bank_node] = rec
+            elif cmd == _PRE:
+                if not noop:
+                    open_row[bank_node] = -1
+                    closed_by[bank_node] = rec
+            elif cmd == _PREA:
+                base = rank_node * G * B
+                for n in range(base, base + G * B):
+                    if open_row[n] >= 0:
+                        open_row[n] = -1
+                        closed_by[n] = rec
+            elif cmd in (_RDA, _WRA):
+                # the implied precharge: after tRTP / write recovery, never before ACT+tRAS
+                if cmd == _RDA:
+                    pre_at = t + tRTP
+                else:
+                    pre_at = t + CWL + bl + tWR
+                act = open_rec[bank_node]
+                if open_row[bank_node] >= 0 and act is not None:
+                    pre_at = max(pre_at, act[1] + tRAS)
+                open_row[bank_node] = -1
+                closed_by[bank_node] = rec
+                for ri, sc, gap in updates[_AUTO]:
+                    n = nodes[sc]
+                    if pre_at + gap > ready_all[ri][n]:
+                        ready_all[ri][n] = pre_at + gap
+                        who_all[ri][n] = rec
+            elif cmd == _REF:
+                self._refreshed(rank_node, rec)
+
+            # -- ready cycles this command sets for later ones
+            for ri, sc, gap in updates[cmd]:
+                if noop and sc != 4:
+                    continue
+                if bl != bl0:
+                    gap = self._gap(ri, bl)
+                n = nodes[sc]
+                if t + gap > ready_all[ri][n]:
+                    ready_all[ri][n] = t + gap
+                    who_all[ri][n] = rec
+
+    def _report_gaps(self, found, rec, rule_names) -> None:
+        """Report each broken rule name once, against the earlier command binding tightest."""
+        best: dict[str, tuple[int, int, tuple]] = {}
+        for ri, ready, who in found:
+            name = rule_names[ri]
+            if name not in best or ready > best[name][1]:
+                best[name] = (ri, ready, who)
+        for name, (ri, ready, who) in best.items():
+            self._emit(rec[0], name, self._rule_message(ri, ready, who, rec), who, rec)
+
+    # ---- refresh ------------------------------------------------------------------------
+
+    def _refreshed(self, rank_node: int, rec) -> None:
+        t = rec[1]
+        last = self._last_ref[rank_node]
+        if not self._ref_flagged[rank_node] and t - last > self._refresh_limit:
+            prev = self._last_ref_rec[rank_node]
+            self._emit(rec[0], "refresh_interval",
+                       f"{t - last} cycles since "
+                       f"{'the previous REF' if prev else 'cycle 0'}, more than "
+                       f"{REFRESH_POSTPONE_LIMIT}*tREFI = {self._refresh_limit}",
+                       prev if prev is not None else "start of log (cycle 0)", rec)
+        self._last_ref[rank_node] = t
+        self._last_ref_rec[rank_node] = rec
+        self._ref_flagged[rank_node] = False
+        self._update_deadline(rec[2])
+
+    def _refresh_deadlines(self, channel: int, rec) -> None:
+        """A command of ``channel`` at rec's cycle is past some rank's REF deadline."""
+        t, r_now, cmd = rec[1], rec[3], rec[8]
+        for r in range(self.ranks):
+            n = channel * self.ranks + r
+            deadline = self._last_ref[n] + self._refresh_limit
+            if self._ref_flagged[n] or t <= deadline or (cmd == _REF and r == r_now):
+                continue  # a REF that is itself late is reported by _refreshed
+            self._ref_flagged[n] = True
+            prev = self._last_ref_rec[n]
+            self._emit(rec[0], "refresh_interval",
+                       f"no REF to ch{channel} rk{r} within "
+                       f"{REFRESH_POSTPONE_LIMIT}*tREFI = {self._refresh_limit} cycles of "
+                       f"cycle {self._last_ref[n]}; deadline {deadline} passed",
+                       prev if prev is not None else "start of log (cycle 0)", rec)
+        self._update_deadline(channel)
+
+    def _update_deadline(self, channel: int) -> None:
+        deadlines = [self._last_ref[n] + self._refresh_limit
+                     for n in range(channel * self.ranks, (channel + 1) * self.ranks)
+                     if not self._ref_flagged[n]]
+        self._ref_deadline[channel] = min(deadlines) if deadlines else float("inf")
+
+
+# --------------------------------------------------------------------------------------
+# Entry points
+# --------------------------------------------------------------------------------------
+
+
+def check_commands(df: pd.DataFrame, timings: dict, channels: int, ranks: int,
+                   bankgroups: int, banks_per_group: int, max_violations: int | None = None,
+                   first_line: int = 2) -> list[Violation]:
+    """Check a command log held in a DataFrame; row i is CSV line ``first_line + i``."""
+    checker = ProtocolChecker(timings, channels, ranks, bankgroups, banks_per_group,
+                              max_violations)
+    checker.feed(df, first_line)
+    return checker.violations
+
+
+def check_file(path, timings: dict, channels: int, ranks: int, bankgroups: int,
+               banks_per_group: int, max_violations: int | None = None,
+               chunk_rows: int = 1 << 20) -> list[Violation]:
+    """Check a command-log CSV (``.csv`` or ``.csv.gz``), reading it in chunks."""
+    checker = ProtocolChecker(timings, channels, ranks, bankgroups, banks_per_group,
+                              max_violations)
+    header = pd.read_csv(path, nrows=0).columns
+    missing = [c for c in COLUMNS if c not in header]
+    if missing:
+        raise ValueError(f"{path}: command log lacks column(s) {', '.join(missing)}")
+    dtypes = {c: "int64" for c in COLUMNS[:-1]} | {"command": "string"}
+    line = 2
+    with pd.read_csv(path, usecols=list(COLUMNS), dtype=dtypes, chunksize=chunk_rows) as reader:
+        for chunk in reader:
+            checker.feed(chunk, line)
+            line += len(chunk)
+            if checker.full:
+                break
+    return checker.violations

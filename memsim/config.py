@@ -1,0 +1,251 @@
+"""Configuration: YAML presets and ``key=value`` overrides -> a validated config tree.
+
+A config has four sections (``dram``, ``controller``, ``mapping``, ``frontend``). Each is
+a dataclass below; its fields are the only keys allowed, with their types and defaults.
+Unknown keys and bad values raise :class:`ConfigError` naming the full key path and
+what was expected. ``to_dict()`` exports the fully resolved tree that travels with
+every result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.resources
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from memsim.dram import ddr4
+
+DEFAULT_PRESET = "ddr4_2400_x8_1ch1r"
+
+
+class ConfigError(ValueError):
+    """A config key or value is wrong; the message names the key path."""
+
+
+def _choice(*options):
+    return {"choices": options}
+
+
+@dataclass
+class DramConfig:
+    standard: str = field(default="DDR4", metadata=_choice("DDR4"))
+    speed: str = field(default="DDR4_2400R", metadata=_choice(*ddr4.SPEED_BINS))
+    org: str = field(default="x8", metadata=_choice(*ddr4.ORGANISATIONS))
+    density_gbit: int = field(default=8, metadata=_choice(4, 8, 16))
+    channels: int = field(default=1, metadata={"min": 1})
+    ranks: int = field(default=1, metadata={"min": 1})
+    # Reserved for ERUCA-style sub-banking; 1 is plain DDR4 (the only value the engine
+    # models today).
+    subbanks_per_bank: int = field(default=1, metadata=_choice(1))
+    refresh: bool = True
+    # Per-timing overrides in cycles, e.g. {tRTRS: 1, tRFC: 360}
+    timing: dict = field(default_factory=dict)
+
+
+@dataclass
+class ControllerConfig:
+    scheduler: str = field(default="frfcfs", metadata=_choice("fcfs", "frfcfs", "frfcfs_cap"))
+    # Row hits that may bypass an older request to the same bank before that request
+    # wins (frfcfs_cap only).
+    row_hit_cap: int = field(default=4, metadata={"min": 1})
+    page_policy: str = field(default="open", metadata=_choice("open", "closed", "timeout"))
+    # Idle cycles after which the timeout policy precharges an open row.
+    page_timeout_cycles: int = field(default=120, metadata={"min": 1})
+    read_queue: int = field(default=32, metadata={"min": 1, "max": 4096})
+    write_queue: int = field(default=32, metadata={"min": 1, "max": 4096})
+    # Write drain: enter write mode at >= high*write_queue queued writes (or when no
+    # reads wait), leave it at <= low*write_queue (when reads wait) or when empty.
+    write_high_watermark: float = field(default=0.8, metadata={"min": 0.0, "max": 1.0})
+    write_low_watermark: float = field(default=0.2, metadata={"min": 0.0, "max": 1.0})
+
+
+@dataclass
+class MappingConfig:
+    # Address fields, most significant first: ro (row), ba (bank), bg (bank group),
+    # ra (rank), co (column, in 64 B bursts), ch (channel). The low 6 bits are the byte
+    # offset within a burst.
+    order: str = "ro-ba-bg-ra-co-ch"
+    # XOR bank and bank-group bits with the low row bits (permutation-based
+    # interleaving, spreads row conflicts over banks).
+    xor_bank: bool = False
+
+
+@dataclass
+class FrontendConfig:
+    # timestamped: each request enters at its trace cycle (or when its queue has room);
+    # afap: as fast as possible, at most max_outstanding requests in flight;
+    # auto: timestamped if the trace carries cycles, else afap.
+    mode: str = field(default="auto", metadata=_choice("auto", "timestamped", "afap"))
+    max_outstanding: int = field(default=64, metadata={"min": 1})
+    # Trace cycles per DRAM clock cycle (e.g. 3.2 GHz CPU over a 1.2 GHz DRAM clock).
+    cpu_cycles_per_dram_cycle: float = field(default=1.0, metadata={"min": 1e-9})
+
+
+@dataclass
+class Config:
+    dram: DramConfig = field(default_factory=DramConfig)
+    controller: ControllerConfig = field(default_factory=ControllerConfig)
+    mapping: MappingConfig = field(default_factory=MappingConfig)
+    frontend: FrontendConfig = field(default_factory=FrontendConfig)
+    name: str = ""
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+_SECTIONS = {f.name: f for f in dataclasses.fields(Config)}
+
+
+def _check_value(path: str, f: dataclasses.Field, value: Any) -> Any:
+    """Type-check and range-check one leaf value; return it (ints promoted to float)."""
+    kind = f.type if isinstance(f.type, type) else {"int": int, "float": float, "str": str,
+                                                     "bool": bool, "dict": dict}[f.type]
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    ok = isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))
+    if not ok:
+        raise ConfigError(f"{path}: expected {kind.__name__}, got {value!r}")
+    meta = f.metadata
+    if "choices" in meta and value not in meta["choices"]:
+        opts = ", ".join(str(c) for c in meta["choices"])
+        raise ConfigError(f"{path}: {value!r} is not one of: {opts}")
+    if "min" in meta and value < meta["min"]:
+        raise ConfigError(f"{path}: {value!r} is below the minimum {meta['min']}")
+    if "max" in meta and value > meta["max"]:
+        raise ConfigError(f"{path}: {value!r} is above the maximum {meta['max']}")
+    return value
+
+
+def _build_section(cls, data: dict, path: str):
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of keys, got {data!r}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    kwargs = {}
+    for key, value in data.items():
+        if key not in fields:
+            raise ConfigError(f"{path}.{key}: unknown key (expected one of: "
+                              f"{', '.join(fields)})")
+        kwargs[key] = _check_value(f"{path}.{key}", fields[key], value)
+    return cls(**kwargs)
+
+
+def from_dict(data: dict) -> Config:
+    """Validate a nested dict (as loaded from YAML) into a :class:`Config`."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config: expected a mapping of sections, got {data!r}")
+    kwargs = {}
+    for key, value in data.items():
+        if key not in _SECTIONS:
+            raise ConfigError(f"{key}: unknown key (expected one of: {', '.join(_SECTIONS)})")
+        if key == "name":
+            kwargs[key] = str(value)
+        else:
+            kwargs[key] = _build_section(_SECTIONS[key].default_factory, value or {}, key)
+    cfg = Config(**kwargs)
+    _check_consistency(cfg)
+    return cfg
+
+
+def _check_consistency(cfg: Config) -> None:
+    """Rules that involve more than one key."""
+    c = cfg.controller
+    if c.write_low_watermark >= c.write_high_watermark:
+        raise ConfigError(
+            f"controller.write_low_watermark: {c.write_low_watermark} must be below "
+            f"controller.write_high_watermark ({c.write_high_watermark})")
+    known = set(ddr4.resolve_timings(cfg.dram.speed, cfg.dram.org, cfg.dram.density_gbit))
+    for name, value in cfg.dram.timing.items():
+        if name not in known or name == "data_rate_mtps":
+            raise ConfigError(f"dram.timing.{name}: unknown timing (expected one of: "
+                              f"{', '.join(sorted(known - {'data_rate_mtps'}))})")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigError(f"dram.timing.{name}: expected a non-negative integer number "
+                              f"of cycles, got {value!r}")
+    fields = cfg.mapping.order.split("-")
+    expected = {"ro", "ba", "bg", "ra", "co", "ch"}
+    if sorted(fields) != sorted(expected):
+        raise ConfigError(f"mapping.order: {cfg.mapping.order!r} must name each of "
+                          f"ro, ba, bg, ra, co, ch exactly once, separated by '-'")
+    for key in ("channels", "ranks"):
+        n = getattr(cfg.dram, key)
+        if n & (n - 1):
+            raise ConfigError(f"dram.{key}: {n} is not a power of two (address mapping "
+                              f"splits address bits)")
+
+
+def preset_dir() -> Path:
+    """The ``configs/`` folder of the checkout (or of the installed package data)."""
+    here = Path(__file__).resolve().parent.parent / "configs"
+    if here.is_dir():
+        return here
+    return Path(str(importlib.resources.files("memsim") / "configs"))
+
+
+def list_presets() -> list[str]:
+    return sorted(p.stem for p in preset_dir().glob("*.yaml"))
+
+
+def _load_yaml(path: Path) -> dict:
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read config file ({e.strerror})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML: {e}") from None
+    return data or {}
+
+
+def _set_path(data: dict, dotted: str, value: Any) -> None:
+    parts = dotted.split(".")
+    node = data
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            raise ConfigError(f"{dotted}: {part} is not a section")
+    node[parts[-1]] = value
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """``controller.read_queue=64`` -> ("controller.read_queue", 64) (YAML-typed value)."""
+    if "=" not in text:
+        raise ConfigError(f"override {text!r}: expected key=value, e.g. "
+                          f"controller.scheduler=fcfs")
+    key, raw = text.split("=", 1)
+    key = key.strip()
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    return key, value
+
+
+def load(config: str | Path | dict | Config | None = None, overrides=()) -> Config:
+    """Resolve a config from a preset name, a YAML path, a dict or None (the default
+    preset), then apply ``overrides`` (``"key=value"`` strings or (key, value) pairs)."""
+    if isinstance(config, Config):
+        data = config.to_dict()
+    elif isinstance(config, dict):
+        data = dict(config)
+    else:
+        name = DEFAULT_PRESET if config is None else str(config)
+        path = Path(name)
+        if not path.suffix and not path.exists():
+            path = preset_dir() / f"{name}.yaml"
+            if not path.exists():
+                raise ConfigError(f"config {name!r}: no such file or preset (presets: "
+                                  f"{', '.join(list_presets())})")
+        data = _load_yaml(path)
+        data.setdefault("name", path.stem)
+    data = {k: (dict(v) if isinstance(v, dict) else v) for k, v in data.items()}
+    for item in overrides:
+        key, value = parse_override(item) if isinstance(item, str) else item
+        _set_path(data, key, value)
+    return from_dict(data)

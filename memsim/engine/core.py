@@ -1,0 +1,599 @@
+"""The compiled event-driven DRAM controller loop.
+
+This is the only module written for speed. ``run_chunk`` advances one memory system
+(all channels) through a chunk of requests and returns when the chunk is consumed, when
+the command-log buffer needs flushing, or when every request has completed. All state
+lives in numpy arrays held by the :class:`State` namedtuple, so a run can stop and
+resume between chunks without losing anything.
+
+Time is the DRAM command clock. The loop jumps from event to event: after every cycle
+it computes, per channel, the next cycle at which *anything* can change there (a
+queued request's next command becomes ready, a refresh falls due, an open row times
+out) and takes the minimum over channels and the front end. With ``tick`` set it
+instead advances one cycle at a time; both give identical decisions (tested).
+
+Every function is compiled with ``_nrt=False``: the loop allocates nothing, and without
+the runtime's reference counting a helper call that passes the ~35-array state tuple
+costs nothing instead of ~50 ns (measured), which made the loop several times slower.
+
+State arrays (``NB`` banks in the system, flat index ``((ch*R + r)*BG + g)*BA + b``):
+
+- ``earliest[node, cmd]``: earliest cycle ``cmd`` may issue at that node. Nodes are
+  channels, then ranks, then bank groups, then banks; a command is ready when every
+  node on its path allows it (four lookups, never a search through history).
+- ``win_hist / win_count``: rings of the last W issue times for windowed rules (tFAW).
+- ``open_row[NB]``: open row or -1; ``open_count[rank]``: open banks per rank.
+- ``hits_pending[q, NB]``: queued requests of queue q (0 read, 1 write) that hit the
+  open row; ``bank_pending[NB]``: queued requests per bank (both queues).
+- ``q_*[q, ch, slot]``: per-channel read/write queues, oldest first (slot order = age).
+- ``ref_due / ref_pending[rank]``: all-bank refresh bookkeeping.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+# Command ids (must match memsim.dram.spec.CMD; checked there at import).
+ACT, PRE, PREA, RD, WR, RDA, WRA, REF = range(8)
+N_CMD = 8
+INF = np.int64(1) << np.int64(62)
+
+# Scheduler and page-policy ids (the registries in memsim.engine map names to these).
+SCHED_FCFS, SCHED_FRFCFS, SCHED_FRFCFS_CAP = 0, 1, 2
+PAGE_OPEN, PAGE_CLOSED, PAGE_TIMEOUT = 0, 1, 2
+
+# Row-buffer outcome of a request: decided by the first command issued for it.
+CAT_NONE, CAT_HIT, CAT_MISS, CAT_CONFLICT = -1, 0, 1, 2
+
+# Indices into the parameter array P.
+(P_NCH, P_NRANK, P_NBG, P_NBA, P_SCHED, P_POLICY, P_TIMEOUT, P_CAP, P_RQ_CAP, P_WQ_CAP,
+ P_WM_HI, P_WM_LO, P_TIMED, P_MAX_OUT, P_REFRESH, P_TREFI, P_TICK, P_LOG, P_LEN) = range(19)
+
+# Indices into the front-end / clock scalar array F.
+(F_NOW, F_IDX, F_OUTSTANDING, F_HEAP, F_FINAL_CYCLE, F_SCAN, F_LOG_LEN, F_LEN) = range(8)
+
+# Indices into the counter array.
+(C_READS, C_WRITES, C_HIT, C_MISS, C_CONFLICT, C_R2W, C_R2W_IDLE, C_W2R, C_W2R_IDLE,
+ C_RSW, C_RSW_IDLE, C_BUSY, C_LAT_SUM_R, C_LAT_SUM_W, C_LAT_MAX_R, C_LAT_MAX_W,
+ C_CMD) = range(17)
+N_COUNTERS = C_CMD + N_CMD
+
+# Latency histogram: exact below HIST_LINEAR cycles, then 256 buckets per power of two.
+HIST_LINEAR = 1 << 16
+HIST_SIZE = HIST_LINEAR + 47 * 256
+
+# Command-log columns.
+LOG_COLS = 9  # cycle, channel, rank, bankgroup, bank, row, column, command, request
+
+Tables = namedtuple("Tables", "con_start con_level con_next con_latency con_window "
+                              "con_other_rank con_window_slot burst_cycles data_delay")
+State = namedtuple("State", "node_ch node_rank node_bg node_bank rank_of earliest win_hist "
+                            "win_count open_row open_count bypass "
+                            "bank_pending hits_pending last_use scan_stamp ref_due "
+                            "ref_pending q_id q_arr q_bank q_row q_col q_cat q_len wmode "
+                            "ch_next last_dir last_rank last_end F heap counters hist log")
+
+
+@njit(cache=True, _nrt=False)
+def hist_index(v):
+    if v < HIST_LINEAR:
+        return v
+    e = 16
+    while (v >> (e + 1)) != 0:
+        e += 1
+    return HIST_LINEAR + (e - 16) * 256 + ((v >> (e - 8)) & 255)
+
+
+# ---------------------------------------------------------------- node arithmetic
+
+@njit(cache=True, _nrt=False)
+def _nodes(S, b):
+    """Node ids of bank ``b``'s channel, rank, bank group and bank (precomputed: integer
+    division is slow enough to dominate the scheduler's scan)."""
+    return S.node_ch[b], S.node_rank[b], S.node_bg[b], S.node_bank[b]
+
+
+@njit(cache=True, _nrt=False)
+def _max4(a, b, c, d):
+    if b > a:
+        a = b
+    if c > a:
+        a = c
+    if d > a:
+        a = d
+    return a
+
+
+@njit(cache=True, _nrt=False)
+def _ready(S, cmd, b):
+    e = S.earliest
+    r = e[S.node_ch[b], cmd]
+    x = e[S.node_rank[b], cmd]
+    if x > r:
+        r = x
+    x = e[S.node_bg[b], cmd]
+    if x > r:
+        r = x
+    x = e[S.node_bank[b], cmd]
+    if x > r:
+        r = x
+    return r
+
+
+@njit(cache=True, _nrt=False)
+def _ready_rank(P, S, cmd, rk):
+    """Readiness of a rank-scoped command (PREA, REF): every bank of the rank agrees."""
+    per_rank = P[P_NBG] * P[P_NBA]
+    b0 = rk * per_rank
+    r = np.int64(0)
+    for b in range(b0, b0 + per_rank):
+        x = _ready(S, cmd, b)
+        if x > r:
+            r = x
+    return r
+
+
+@njit(cache=True, _nrt=False)
+def _apply_constraints(P, T, S, cmd, b, t):
+    """Issuing ``cmd`` at bank ``b`` (any bank of the rank for rank-scoped commands) at
+    cycle ``t``: push every constrained next command's earliest cycle forward."""
+    nr, nbg, nba = P[P_NRANK], P[P_NBG], P[P_NBA]
+    ch, rn, gn, bn = _nodes(S, b)
+    rank_scope = cmd == PREA or cmd == REF
+    e = S.earliest
+    for k in range(T.con_start[cmd], T.con_start[cmd + 1]):
+        level = T.con_level[k]
+        nxt = T.con_next[k]
+        at = t + T.con_latency[k]
+        slot = T.con_window_slot[k]
+        if level == 0:
+            node = ch
+        elif level == 1:
+            node = rn
+        elif level == 2:
+            node = gn
+        else:
+            node = bn
+        if slot >= 0:
+            # at most W previous commands in any window: the next one waits for the
+            # oldest of the last W plus the window length
+            w = T.con_window[k]
+            c = S.win_count[slot, node]
+            S.win_hist[slot, node, c % w] = t
+            S.win_count[slot, node] = c + 1
+            if c + 1 < w:
+                continue
+            at = S.win_hist[slot, node, (c + 1) % w] + T.con_latency[k]
+        if T.con_other_rank[k] != 0:
+            r0 = P[P_NCH] + ch * nr
+            for other in range(r0, r0 + nr):
+                if other != rn and e[other, nxt] < at:
+                    e[other, nxt] = at
+        elif rank_scope and level >= 2:
+            # a whole-rank command (issued with b = the rank's first bank) constrains
+            # every bank group / bank of the rank
+            cnt = nbg if level == 2 else nbg * nba
+            for node2 in range(node, node + cnt):
+                if e[node2, nxt] < at:
+                    e[node2, nxt] = at
+        elif e[node, nxt] < at:
+            e[node, nxt] = at
+
+
+# ---------------------------------------------------------------- issuing commands
+
+@njit(cache=True, _nrt=False)
+def _log(P, S, t, cmd, b, row, col, req, rank_flat):
+    if P[P_LOG] == 0:
+        return
+    nr, nbg, nba = P[P_NRANK], P[P_NBG], P[P_NBA]
+    i = S.F[F_LOG_LEN]
+    L = S.log
+    L[i, 0] = t
+    L[i, 1] = rank_flat // nr
+    L[i, 2] = rank_flat % nr
+    if b >= 0:
+        L[i, 3] = (b // nba) % nbg
+        L[i, 4] = b % nba
+    else:
+        L[i, 3] = -1
+        L[i, 4] = -1
+    L[i, 5] = row
+    L[i, 6] = col
+    L[i, 7] = cmd
+    L[i, 8] = req
+    S.F[F_LOG_LEN] = i + 1
+
+
+@njit(cache=True, _nrt=False)
+def _close_bank(P, S, b):
+    if S.open_row[b] >= 0:
+        S.open_row[b] = -1
+        S.open_count[S.rank_of[b]] -= 1
+    S.hits_pending[0, b] = 0
+    S.hits_pending[1, b] = 0
+
+
+@njit(cache=True, _nrt=False)
+def _issue_act(P, T, S, t, q, ch, i):
+    b = S.q_bank[q, ch, i]
+    row = S.q_row[q, ch, i]
+    _apply_constraints(P, T, S, ACT, b, t)
+    S.open_row[b] = row
+    S.open_count[S.rank_of[b]] += 1
+    S.bypass[b] = 0
+    S.last_use[b] = t
+    for qq in range(2):  # requests already queued for this row are now hits
+        n = 0
+        for j in range(S.q_len[qq, ch]):
+            if S.q_bank[qq, ch, j] == b and S.q_row[qq, ch, j] == row:
+                n += 1
+        S.hits_pending[qq, b] = n
+    if S.q_cat[q, ch, i] == CAT_NONE:
+        S.q_cat[q, ch, i] = CAT_MISS
+    S.counters[C_CMD + ACT] += 1
+    _log(P, S, t, ACT, b, row, -1, S.q_id[q, ch, i], S.rank_of[b])
+
+
+@njit(cache=True, _nrt=False)
+def _issue_pre(P, T, S, t, b, req):
+    _apply_constraints(P, T, S, PRE, b, t)
+    _close_bank(P, S, b)
+    S.counters[C_CMD + PRE] += 1
+    _log(P, S, t, PRE, b, -1, -1, req, S.rank_of[b])
+
+
+@njit(cache=True, _nrt=False)
+def _issue_column(P, T, S, t, q, ch, i):
+    """Serve request ``i`` of queue ``q`` (a row hit): RD/WR, or RDA/WRA when the page
+    policy closes the row after its last pending hit. Records its statistics and
+    removes it from the queue."""
+    b = S.q_bank[q, ch, i]
+    row = S.q_row[q, ch, i]
+    rk = S.rank_of[b]
+    cmd = WR if q == 1 else RD
+    auto = P[P_POLICY] == PAGE_CLOSED and S.hits_pending[0, b] + S.hits_pending[1, b] == 1
+    if auto:
+        cmd = WRA if q == 1 else RDA
+    _apply_constraints(P, T, S, cmd, b, t)
+    S.hits_pending[q, b] -= 1
+    S.bank_pending[b] -= 1
+    S.last_use[b] = t
+    cat = S.q_cat[q, ch, i]
+    if cat == CAT_NONE:
+        cat = CAT_HIT
+    S.counters[C_HIT + cat] += 1
+    if auto:
+        _close_bank(P, S, b)
+    S.counters[C_CMD + cmd] += 1
+    _log(P, S, t, cmd, b, row, S.q_col[q, ch, i], S.q_id[q, ch, i], rk)
+
+    # data bus: turnaround bookkeeping and utilisation
+    start = t + T.data_delay[cmd]
+    end = start + T.burst_cycles[cmd]
+    rank_in_ch = rk % P[P_NRANK]
+    if S.last_dir[ch] >= 0:
+        gap = start - S.last_end[ch]
+        if S.last_dir[ch] != q:
+            k = C_R2W if q == 1 else C_W2R
+            S.counters[k] += 1
+            S.counters[k + 1] += gap
+        elif S.last_rank[ch] != rank_in_ch:
+            S.counters[C_RSW] += 1
+            S.counters[C_RSW_IDLE] += gap
+    S.last_dir[ch] = q
+    S.last_rank[ch] = rank_in_ch
+    S.last_end[ch] = end
+    S.counters[C_BUSY] += T.burst_cycles[cmd]
+
+    lat = end - S.q_arr[q, ch, i]
+    S.counters[C_READS + q] += 1
+    S.counters[C_LAT_SUM_R + q] += lat
+    if lat > S.counters[C_LAT_MAX_R + q]:
+        S.counters[C_LAT_MAX_R + q] = lat
+    S.hist[q, hist_index(lat)] += 1
+    if end > S.F[F_FINAL_CYCLE]:
+        S.F[F_FINAL_CYCLE] = end
+    if P[P_TIMED] == 0:
+        _heap_push(S, end)
+
+    # remove from the queue, keeping age order
+    n = S.q_len[q, ch]
+    for j in range(i, n - 1):
+        S.q_id[q, ch, j] = S.q_id[q, ch, j + 1]
+        S.q_arr[q, ch, j] = S.q_arr[q, ch, j + 1]
+        S.q_bank[q, ch, j] = S.q_bank[q, ch, j + 1]
+        S.q_row[q, ch, j] = S.q_row[q, ch, j + 1]
+        S.q_col[q, ch, j] = S.q_col[q, ch, j + 1]
+        S.q_cat[q, ch, j] = S.q_cat[q, ch, j + 1]
+    S.q_len[q, ch] = n - 1
+
+
+# ---------------------------------------------------------------- completion heap
+
+@njit(cache=True, _nrt=False)
+def _heap_push(S, v):
+    h = S.heap
+    n = S.F[F_HEAP]
+    h[n] = v
+    while n > 0:
+        parent = (n - 1) >> 1
+        if h[parent] <= h[n]:
+            break
+        h[parent], h[n] = h[n], h[parent]
+        n = parent
+    S.F[F_HEAP] += 1
+
+
+@njit(cache=True, _nrt=False)
+def _heap_pop(S):
+    h = S.heap
+    n = S.F[F_HEAP] - 1
+    h[0] = h[n]
+    S.F[F_HEAP] = n
+    i = 0
+    while True:
+        left = 2 * i + 1
+        if left >= n:
+            break
+        c = left
+        if left + 1 < n and h[left + 1] < h[left]:
+            c = left + 1
+        if h[i] <= h[c]:
+            break
+        h[i], h[c] = h[c], h[i]
+        i = c
+
+
+# ---------------------------------------------------------------- one channel, one cycle
+
+@njit(cache=True, _nrt=False)
+def _refresh(P, T, S, ch, t):
+    """Refresh duties of the channel's ranks at cycle t. Returns (issued, next_cycle)."""
+    nxt = INF
+    nr = P[P_NRANK]
+    per_rank = P[P_NBG] * P[P_NBA]
+    for rk in range(ch * nr, ch * nr + nr):
+        if S.ref_pending[rk] == 0:
+            if t >= S.ref_due[rk]:
+                S.ref_pending[rk] = 1
+            else:
+                if S.ref_due[rk] < nxt:
+                    nxt = S.ref_due[rk]
+                continue
+        # a due refresh blocks the rank: close every bank, then refresh
+        cmd = PREA if S.open_count[rk] > 0 else REF
+        ready = _ready_rank(P, S, cmd, rk)
+        if ready > t:
+            if ready < nxt:
+                nxt = ready
+            continue
+        _apply_constraints(P, T, S, cmd, rk * per_rank, t)
+        S.counters[C_CMD + cmd] += 1
+        _log(P, S, t, cmd, -1, -1, -1, -1, rk)
+        if cmd == PREA:
+            for b in range(rk * per_rank, rk * per_rank + per_rank):
+                _close_bank(P, S, b)
+        else:
+            S.ref_pending[rk] = 0
+            S.ref_due[rk] += P[P_TREFI]
+        return True, t + 1
+    return False, nxt
+
+
+@njit(cache=True, _nrt=False)
+def _update_write_mode(P, S, ch):
+    nr_q = S.q_len[0, ch]
+    nw_q = S.q_len[1, ch]
+    if S.wmode[ch] == 0:
+        if nw_q >= P[P_WM_HI] or (nr_q == 0 and nw_q > 0):
+            S.wmode[ch] = 1
+    elif nw_q == 0 or (nw_q <= P[P_WM_LO] and nr_q > 0):
+        S.wmode[ch] = 0
+
+
+@njit(cache=True, _nrt=False)
+def _schedule_channel(P, T, S, ch, t):
+    """Issue at most one command on channel ``ch`` at cycle ``t``. Returns the next
+    cycle at which this channel needs attention."""
+    _update_write_mode(P, S, ch)
+    if P[P_REFRESH] != 0:
+        issued, nxt = _refresh(P, T, S, ch, t)
+        if issued:
+            return t + 1
+    else:
+        nxt = INF
+
+    q = S.wmode[ch]
+    sched = P[P_SCHED]
+    per_rank = P[P_NBG] * P[P_NBA]
+    scan = S.F[F_SCAN] + 1
+    S.F[F_SCAN] = scan
+    best = -1  # oldest ready request whose command may issue
+    best_cmd = -1
+    # local names for the arrays the scan touches: taking an array out of the state
+    # tuple inside the loop costs a reference-count round trip per access
+    q_bank = S.q_bank[q, ch]
+    q_row = S.q_row[q, ch]
+    open_row = S.open_row
+    rank_of = S.rank_of
+    ref_pending = S.ref_pending
+    stamp = S.scan_stamp
+    bypass = S.bypass
+    hits_pending = S.hits_pending[q]
+    e = S.earliest
+    n_ch, n_rank, n_bg, n_bank = S.node_ch, S.node_rank, S.node_bg, S.node_bank
+    cap = P[P_CAP]
+    for i in range(S.q_len[q, ch]):
+        b = q_bank[i]
+        if ref_pending[rank_of[b]] != 0:
+            continue
+        orow = open_row[b]
+        if orow == q_row[i]:
+            cmd = RD + q
+        elif orow < 0:
+            cmd = ACT
+        else:
+            # row conflict: needs a precharge. FR-FCFS will not close a row that
+            # queued requests still hit (unless the cap has been reached).
+            stamp[b] = scan
+            if (sched != SCHED_FCFS and hits_pending[b] > 0
+                    and (sched == SCHED_FRFCFS or bypass[b] < cap)):
+                continue
+            cmd = PRE
+        ready = _max4(e[n_ch[b], cmd], e[n_rank[b], cmd], e[n_bg[b], cmd], e[n_bank[b], cmd])
+        if cmd == RD + q and sched != SCHED_FCFS:
+            # a row hit goes first; with a cap, a hit that bypasses an older request
+            # to the same bank loses that priority once the bank's cap is reached
+            bypassing = stamp[b] == scan
+            if not (sched == SCHED_FRFCFS_CAP and bypassing and bypass[b] >= cap):
+                if ready <= t:
+                    if bypassing:
+                        bypass[b] += 1
+                    _issue_column(P, T, S, t, q, ch, i)
+                    return t + 1
+                if ready < nxt:
+                    nxt = ready
+                continue
+        if ready <= t:
+            if best < 0:
+                best = i
+                best_cmd = cmd
+                if sched == SCHED_FCFS:
+                    break
+        elif ready < nxt:
+            nxt = ready
+
+    if best >= 0:
+        if best_cmd == ACT:
+            _issue_act(P, T, S, t, q, ch, best)
+        elif best_cmd == PRE:
+            b = S.q_bank[q, ch, best]
+            if S.q_cat[q, ch, best] == CAT_NONE:
+                S.q_cat[q, ch, best] = CAT_CONFLICT
+            _issue_pre(P, T, S, t, b, S.q_id[q, ch, best])
+        else:
+            _issue_column(P, T, S, t, q, ch, best)
+        return t + 1
+
+    if P[P_POLICY] == PAGE_TIMEOUT:
+        # close rows that nobody has used for the timeout and nobody waits for
+        b0 = ch * P[P_NRANK] * per_rank
+        for b in range(b0, b0 + P[P_NRANK] * per_rank):
+            if S.open_row[b] < 0 or S.bank_pending[b] != 0:
+                continue
+            if S.ref_pending[S.rank_of[b]] != 0:
+                continue
+            ready = _ready(S, PRE, b)
+            due = S.last_use[b] + P[P_TIMEOUT]
+            if due > ready:
+                ready = due
+            if ready <= t:
+                _issue_pre(P, T, S, t, b, -1)
+                return t + 1
+            if ready < nxt:
+                nxt = ready
+    return nxt
+
+
+# ---------------------------------------------------------------- the loop
+
+NEED_INPUT, DONE, LOG_FULL = 0, 1, 2
+
+
+@njit(cache=True, _nrt=False)
+def run_chunk(P, T, S, arrival, is_write, bank, row, col, req_base, final):
+    """Advance the memory system through ``arrival.size`` requests (bank, row and column
+    already decoded). Returns NEED_INPUT when the chunk has entered the controller and
+    ``final`` is false, LOG_FULL when the command-log buffer must be flushed (call again
+    with the same chunk), or DONE when every request has completed."""
+    n = arrival.size
+    nch = P[P_NCH]
+    per_ch = P[P_NRANK] * P[P_NBG] * P[P_NBA]
+    timed = P[P_TIMED] != 0
+    tick = P[P_TICK] != 0
+    log_on = P[P_LOG] != 0
+    log_cap = S.log.shape[0]
+    F = S.F
+    t = F[F_NOW]
+    while True:
+        if log_on and F[F_LOG_LEN] + nch > log_cap:
+            F[F_NOW] = t
+            return LOG_FULL
+
+        # --- front end: requests enter in trace order while their queue has room
+        while F[F_HEAP] > 0 and S.heap[0] <= t:
+            _heap_pop(S)
+            F[F_OUTSTANDING] -= 1
+        blocked_full = False
+        idx = F[F_IDX]
+        while idx < n:
+            if timed:
+                if arrival[idx] > t:
+                    break
+            elif F[F_OUTSTANDING] >= P[P_MAX_OUT]:
+                break
+            b = bank[idx]
+            ch = b // per_ch
+            q = 1 if is_write[idx] else 0
+            cap = P[P_WQ_CAP] if q == 1 else P[P_RQ_CAP]
+            k = S.q_len[q, ch]
+            if k >= cap:
+                blocked_full = True
+                break
+            S.q_id[q, ch, k] = req_base + idx
+            S.q_arr[q, ch, k] = t
+            S.q_bank[q, ch, k] = b
+            S.q_row[q, ch, k] = row[idx]
+            S.q_col[q, ch, k] = col[idx]
+            S.q_cat[q, ch, k] = CAT_NONE
+            S.q_len[q, ch] = k + 1
+            S.bank_pending[b] += 1
+            if S.open_row[b] == row[idx]:
+                S.hits_pending[q, b] += 1
+            if not timed:
+                F[F_OUTSTANDING] += 1
+            S.ch_next[ch] = t
+            idx += 1
+        F[F_IDX] = idx
+        if idx == n and not final:
+            F[F_NOW] = t
+            return NEED_INPUT
+
+        if idx == n:
+            busy = False
+            for ch in range(nch):
+                if S.q_len[0, ch] + S.q_len[1, ch] > 0:
+                    busy = True
+            if not busy:  # every request has been served
+                F[F_NOW] = t
+                return DONE
+
+        # --- channels
+        for ch in range(nch):
+            if tick or S.ch_next[ch] <= t:
+                S.ch_next[ch] = _schedule_channel(P, T, S, ch, t)
+
+        # --- next event
+        if tick:
+            t += 1
+            continue
+        nxt = INF
+        for ch in range(nch):
+            if S.ch_next[ch] < nxt:
+                nxt = S.ch_next[ch]
+        if idx < n and not blocked_full:
+            if timed:
+                cand = arrival[idx]
+            elif F[F_OUTSTANDING] >= P[P_MAX_OUT]:
+                cand = S.heap[0]
+            else:
+                cand = t + 1
+            if cand < nxt:
+                nxt = cand
+        if nxt <= t:
+            nxt = t + 1
+        t = nxt

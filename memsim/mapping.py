@@ -1,0 +1,111 @@
+"""Physical address -> (channel, rank, bank group, bank, row, column), vectorised.
+
+The mapping is a field-order string, most significant field first, e.g.
+``ro-ba-bg-ra-co-ch``: the lowest 6 address bits are the byte offset inside a 64-byte
+burst, then (reading the string right to left) come the channel bits, the column bits
+(one value per burst, so 7 bits for a 1K-column row and BL8), the rank bits, and so on.
+With ``xor_bank`` the bank and bank-group bits are XORed with the lowest row bits
+(permutation-based interleaving), which spreads row conflicts over banks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from memsim.dram.ddr4 import BURST_LENGTH
+
+FIELD_NAMES = {"ch": "channel", "ra": "rank", "bg": "bank group", "ba": "bank",
+               "ro": "row", "co": "column"}
+
+
+class AddressError(ValueError):
+    """An address that the configured memory cannot hold."""
+
+
+def _bits(n: int, what: str) -> int:
+    if n <= 0 or n & (n - 1):
+        raise ValueError(f"{what} = {n} is not a power of two")
+    return n.bit_length() - 1
+
+
+@dataclass(frozen=True)
+class Decoded:
+    bank: np.ndarray  # flat bank index ((ch*R + rank)*BG + bg)*BA + bank
+    row: np.ndarray
+    column: np.ndarray  # DRAM column address of the burst's first column
+
+
+class AddressMapping:
+    def __init__(self, spec, order: str = "ro-ba-bg-ra-co-ch", xor_bank: bool = False):
+        self.spec = spec
+        self.order = order
+        self.xor_bank = xor_bank
+        self.widths = {
+            "ch": _bits(spec.channels, "channels"),
+            "ra": _bits(spec.ranks, "ranks"),
+            "bg": _bits(spec.bankgroups, "bank groups"),
+            "ba": _bits(spec.banks_per_group, "banks per group"),
+            "ro": _bits(spec.rows, "rows"),
+            "co": _bits(spec.bursts_per_row, "bursts per row"),
+        }
+        self.offset_bits = _bits(spec.burst_bytes, "burst bytes")
+        # (field, shift) from the least significant field up
+        self.shifts = {}
+        shift = self.offset_bits
+        for name in reversed(order.split("-")):
+            self.shifts[name] = shift
+            shift += self.widths[name]
+        self.capacity_bytes = 1 << shift
+        assert self.capacity_bytes == spec.capacity_bytes
+
+    def field(self, addr: np.ndarray, name: str) -> np.ndarray:
+        return (addr >> self.shifts[name]) & ((1 << self.widths[name]) - 1)
+
+    def decode(self, addr: np.ndarray) -> Decoded:
+        """Decode byte addresses (int64, already checked against capacity)."""
+        addr = np.asarray(addr, dtype=np.int64)
+        ch = self.field(addr, "ch")
+        ra = self.field(addr, "ra")
+        bg = self.field(addr, "bg")
+        ba = self.field(addr, "ba")
+        ro = self.field(addr, "ro")
+        co = self.field(addr, "co")
+        if self.xor_bank:
+            ba = ba ^ (ro & (self.spec.banks_per_group - 1))
+            bg = bg ^ ((ro >> self.widths["ba"]) & (self.spec.bankgroups - 1))
+        s = self.spec
+        bank = ((ch * s.ranks + ra) * s.bankgroups + bg) * s.banks_per_group + ba
+        return Decoded(bank=bank, row=ro, column=co * BURST_LENGTH)
+
+    def encode(self, channel=0, rank=0, bankgroup=0, bank=0, row=0, column=0):
+        """Inverse of :meth:`decode` (``column`` in DRAM columns); for tests and
+        generators that target specific banks. Works on scalars and arrays."""
+        row = np.asarray(row, dtype=np.int64)
+        if self.xor_bank:
+            bank = np.asarray(bank) ^ (row & (self.spec.banks_per_group - 1))
+            bankgroup = np.asarray(bankgroup) ^ (
+                (row >> self.widths["ba"]) & (self.spec.bankgroups - 1))
+        values = {"ch": channel, "ra": rank, "bg": bankgroup, "ba": bank, "ro": row,
+                  "co": np.asarray(column, dtype=np.int64) // BURST_LENGTH}
+        addr = np.zeros_like(row, dtype=np.int64)
+        for name, value in values.items():
+            addr = addr | (np.asarray(value, dtype=np.int64) << self.shifts[name])
+        return addr
+
+    def check(self, addr: np.ndarray, source: str = "trace", lines=None,
+              wrap: bool = False) -> np.ndarray:
+        """Return addresses within capacity: wrapped (``wrap``) or else an error that
+        names the first offending record."""
+        bad = addr >= self.capacity_bytes
+        if not bad.any():
+            return addr
+        if wrap:
+            return addr % self.capacity_bytes
+        i = int(np.argmax(bad))
+        where = f"{source}:{int(lines[i])}" if lines is not None else f"{source}[{i}]"
+        raise AddressError(
+            f"{where}: address {int(addr[i]):#x} is beyond the configured capacity "
+            f"({self.capacity_bytes:#x} bytes = {self.capacity_bytes / 2**30:g} GiB); use a "
+            f"larger configuration or --wrap-addresses")

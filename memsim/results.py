@@ -1,0 +1,228 @@
+"""The result of a run: summary metrics with units in their names, and writers.
+
+A :class:`Result` is built from the engine's raw counters once the run has finished.
+``summary()`` is a nested dict (the JSON file's content), ``to_frame()`` a one-row
+pandas DataFrame with dotted column names (``latency_ns.read.p99``), ``table()`` the
+human-readable summary the CLI prints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from memsim import __version__
+from memsim.dram.ddr4 import COMMANDS
+from memsim.engine import core
+
+PERCENTILES = (50, 95, 99)
+
+
+def hist_values() -> np.ndarray:
+    """Latency (cycles) that each histogram bucket stands for: exact below
+    ``HIST_LINEAR`` cycles, the bucket's lower bound above (0.4% resolution)."""
+    idx = np.arange(core.HIST_SIZE, dtype=np.int64)
+    values = idx.copy()
+    hi = idx >= core.HIST_LINEAR
+    k = idx[hi] - core.HIST_LINEAR
+    e = 16 + k // 256
+    values[hi] = (256 + k % 256) << (e - 8)
+    return values
+
+
+_HIST_VALUES = hist_values()
+
+
+def _percentile(hist: np.ndarray, p: float) -> int:
+    """Nearest-rank percentile of a latency histogram, in cycles."""
+    total = int(hist.sum())
+    rank = max(1, int(np.ceil(p / 100.0 * total)))
+    i = int(np.searchsorted(np.cumsum(hist), rank))
+    return int(_HIST_VALUES[i])
+
+
+@dataclass
+class Result:
+    config: dict
+    spec: object  # memsim.dram.spec.DeviceSpec
+    counters: np.ndarray
+    hist: np.ndarray  # (2, HIST_SIZE): read, write latency histograms in cycles
+    cycles: int
+    wall_seconds: float
+    trace: dict = field(default_factory=dict)  # path, format, bytes, bad_lines, ...
+
+    # ------------------------------------------------------------------ metrics
+    @property
+    def reads(self) -> int:
+        return int(self.counters[core.C_READS])
+
+    @property
+    def writes(self) -> int:
+        return int(self.counters[core.C_WRITES])
+
+    def latency_hist(self, kind: str = "read") -> pd.Series:
+        """Latency histogram (counts indexed by latency in cycles), non-empty buckets."""
+        h = self.hist[0 if kind == "read" else 1]
+        nz = np.nonzero(h)[0]
+        return pd.Series(h[nz], index=pd.Index(_HIST_VALUES[nz], name="latency_cycles"),
+                         name=f"{kind}_count")
+
+    def _latency(self, q: int) -> dict:
+        n = int(self.counters[core.C_READS + q])
+        tck = self.spec.tck_ns
+        if n == 0:
+            nan = float("nan")
+            cyc = {"mean": nan, **{f"p{p}": nan for p in PERCENTILES}, "max": nan}
+            return {"ns": cyc, "cycles": cyc}
+        cyc = {"mean": int(self.counters[core.C_LAT_SUM_R + q]) / n}
+        for p in PERCENTILES:
+            cyc[f"p{p}"] = _percentile(self.hist[q], p)
+        cyc["max"] = int(self.counters[core.C_LAT_MAX_R + q])
+        return {"ns": {k: round(v * tck, 4) for k, v in cyc.items()}, "cycles": cyc}
+
+    def summary(self) -> dict:
+        c = self.counters
+        spec = self.spec
+        sim_ns = self.cycles * spec.tck_ns
+        bw = {}
+        for key, n in (("read", self.reads), ("write", self.writes),
+                       ("total", self.reads + self.writes)):
+            bw[key] = n * spec.burst_bytes / sim_ns if sim_ns else 0.0
+        bw["peak"] = spec.peak_bandwidth_gbps
+        hits, misses, conflicts = (int(c[core.C_HIT]), int(c[core.C_MISS]),
+                                   int(c[core.C_CONFLICT]))
+        served = hits + misses + conflicts
+        lat_r, lat_w = self._latency(0), self._latency(1)
+        commands = {name: int(c[core.C_CMD + i]) for i, name in enumerate(COMMANDS)}
+        total = self.reads + self.writes
+        return {
+            "memsim_version": __version__,
+            "cycles": int(self.cycles),
+            "sim_time_ns": sim_ns,
+            "tck_ns": spec.tck_ns,
+            "requests": {"reads": self.reads, "writes": self.writes, "total": total},
+            "bandwidth_gbps": bw,
+            "peak_fraction": bw["total"] / bw["peak"] if bw["peak"] else 0.0,
+            "latency_ns": {"read": lat_r["ns"], "write": lat_w["ns"]},
+            "latency_cycles": {"read": lat_r["cycles"], "write": lat_w["cycles"]},
+            "row_buffer": {"hits": hits, "misses": misses, "conflicts": conflicts,
+                           "hit_rate": hits / served if served else 0.0},
+            "turnaround": {
+                "read_to_write": {"count": int(c[core.C_R2W]),
+                                  "idle_cycles": int(c[core.C_R2W_IDLE])},
+                "write_to_read": {"count": int(c[core.C_W2R]),
+                                  "idle_cycles": int(c[core.C_W2R_IDLE])},
+                "rank_switch": {"count": int(c[core.C_RSW]),
+                                "idle_cycles": int(c[core.C_RSW_IDLE])},
+            },
+            "commands": commands,
+            "refresh": {"count": commands["REF"],
+                        "cycles": commands["REF"] * spec.timings["tRFC"]},
+            "bus_utilization": (int(c[core.C_BUSY]) / (self.cycles * spec.channels)
+                                if self.cycles else 0.0),
+            "wall_seconds": self.wall_seconds,
+            "requests_per_second": total / self.wall_seconds if self.wall_seconds else 0.0,
+            "trace": dict(self.trace),
+            "config": self.config,
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row, one column per metric (dotted names); config keys as ``config.*``."""
+        return pd.DataFrame([flatten(self.summary())])
+
+    # ------------------------------------------------------------------ output
+    def write_json(self, path) -> None:
+        s = self.summary()
+        s["latency_histogram_cycles"] = {
+            kind: {str(int(k)): int(v) for k, v in self.latency_hist(kind).items()}
+            for kind in ("read", "write")}
+        atomic_write(path, json.dumps(_jsonable(s), indent=2) + "\n")
+
+    def write_csv(self, path) -> None:
+        atomic_write(path, self.to_frame().to_csv(index=False))
+
+    def table(self) -> str:
+        """A readable summary for the terminal."""
+        s = self.summary()
+        bw, lr, lw = s["bandwidth_gbps"], s["latency_ns"]["read"], s["latency_ns"]["write"]
+        rb, ta, cmd = s["row_buffer"], s["turnaround"], s["commands"]
+        cfg = s["config"]["dram"]
+        ctl = s["config"]["controller"]
+        rows = [
+            ("system", f"{cfg['speed']} {cfg['org']} {cfg['density_gbit']}Gb, "
+                       f"{cfg['channels']} ch x {cfg['ranks']} rank, {ctl['scheduler']}, "
+                       f"{ctl['page_policy']} page"),
+            ("requests", f"{s['requests']['reads']:,} reads, {s['requests']['writes']:,} "
+                         f"writes"),
+            ("simulated time", f"{s['cycles']:,} cycles = {s['sim_time_ns'] / 1e3:,.3f} us"),
+            ("bandwidth GB/s", f"read {bw['read']:.3f}  write {bw['write']:.3f}  total "
+                               f"{bw['total']:.3f}  ({100 * s['peak_fraction']:.1f}% of peak "
+                               f"{bw['peak']:.2f})"),
+            ("read latency ns", _lat_line(lr)),
+            ("write latency ns", _lat_line(lw)),
+            ("row buffer", f"{rb['hits']:,} hits, {rb['misses']:,} misses, "
+                           f"{rb['conflicts']:,} conflicts (hit rate {rb['hit_rate']:.3f})"),
+            ("turnarounds", ", ".join(f"{k.replace('_', ' ')} {v['count']:,} "
+                                      f"({v['idle_cycles']:,} idle cycles)"
+                                      for k, v in ta.items())),
+            ("commands", "  ".join(f"{k} {v:,}" for k, v in cmd.items())),
+            ("bus utilization", f"{s['bus_utilization']:.3f}"),
+            ("wall time", f"{s['wall_seconds']:.3f} s ({s['requests_per_second']:,.0f} "
+                          f"requests/s)"),
+        ]
+        width = max(len(k) for k, _ in rows)
+        return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+
+def _lat_line(lat: dict) -> str:
+    if lat["mean"] != lat["mean"]:  # NaN: no requests of that kind
+        return "-"
+    return (f"mean {lat['mean']:.2f}  p50 {lat['p50']:.2f}  p95 {lat['p95']:.2f}  "
+            f"p99 {lat['p99']:.2f}  max {lat['max']:.2f}")
+
+
+def flatten(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and v:
+            out.update(flatten(v, key + "."))
+        elif isinstance(v, dict):
+            out[key] = "{}"
+        else:
+            out[key] = v
+    return out
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        x = float(x)
+    if isinstance(x, float) and x != x:
+        return None  # NaN is not JSON
+    return x
+
+
+def atomic_write(path, text: str) -> None:
+    """Write a whole file or nothing: a crash never leaves a half-written result."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
