@@ -23,6 +23,11 @@ N_CMD = len(ddr4.COMMANDS)
 LEVEL = {name: i for i, name in enumerate(ddr4.LEVELS)}
 # Commands that address a whole rank rather than one bank.
 RANK_SCOPE = (PREA, REF)
+# Scopes of the compiled constraint table: the four levels, then "another rank of the
+# same channel".
+SCOPE_OTHER_RANK = len(ddr4.LEVELS)
+N_SCOPES = SCOPE_OTHER_RANK + 1
+NO_CONSTRAINT = -(1 << 40)
 
 
 @dataclass
@@ -44,17 +49,16 @@ class DeviceSpec:
     burst_bytes: int
     burst_cycles: np.ndarray  # per command: data-bus cycles of its burst (0: no data)
     data_delay: np.ndarray  # per command: cycles from issue to first data beat
-    # Constraint table, one row per (previous, next) command pair, grouped by previous
-    # command: rows con_start[p] .. con_start[p+1]-1 apply when p issues.
-    con_start: np.ndarray
-    con_level: np.ndarray
-    con_next: np.ndarray
-    con_latency: np.ndarray
-    con_window: np.ndarray  # 1, or the number of previous commands in a window (tFAW)
-    con_other_rank: np.ndarray  # 1: applies to the *other* ranks of the channel
-    con_window_slot: np.ndarray  # index of this row's history ring, -1 if not windowed
-    n_window_slots: int
-    max_window: int
+    # The constraint table compiled densely: latency[prev, scope, next] is the minimum
+    # gap from ``prev`` to ``next`` when both address the same node of that scope
+    # (SCOPE_* below; SCOPE_OTHER_RANK = a different rank of the same channel), or
+    # NO_CONSTRAINT. Windowed rules (tFAW) are kept apart, one entry per rule.
+    latency: np.ndarray  # int64 [N_CMD, N_SCOPES, N_CMD]
+    window_prev: np.ndarray
+    window_scope: np.ndarray
+    window_next: np.ndarray
+    window_size: np.ndarray  # W: at most W ``prev`` commands in any ``window_latency``
+    window_latency: np.ndarray
 
     @property
     def banks_per_rank(self) -> int:
@@ -98,47 +102,40 @@ def build(cfg) -> DeviceSpec:
     for c in (WR, WRA):
         burst_cycles[c], data_delay[c] = timings["tBL"], timings["CWL"]
 
-    rows = []  # (prev, level, next, latency, window, other_rank, source row index)
-    for src, (level, prevs, nexts, expr, window, other) in enumerate(std.CONSTRAINTS):
+    latency = np.full((N_CMD, N_SCOPES, N_CMD), NO_CONSTRAINT, np.int64)
+    windows = []  # (prev, scope, next, size, latency)
+    for level, prevs, nexts, expr, window, other in std.CONSTRAINTS:
+        scope = SCOPE_OTHER_RANK if other else LEVEL[level]
         if window > 1 and len(nexts) != 1:
-            raise ValueError(f"constraint {src}: a windowed rule must name one next command")
+            raise ValueError(f"constraint {expr!r}: a windowed rule must name one next command")
         for p in prevs:
             # tBL in an expression is the burst of the *previous* command
             t = dict(timings, tBL=int(burst_cycles[CMD[p]]) or timings["tBL"])
             lat = _eval_latency(expr, t)
             for n in nexts:
-                rows.append((CMD[p], LEVEL[level], CMD[n], lat, window, int(other), src))
-    rows.sort(key=lambda r: (r[0], r[6]))
-    arr = np.array([r[:6] for r in rows], np.int64)
-    con_start = np.searchsorted(arr[:, 0], np.arange(N_CMD + 1)).astype(np.int64)
-
-    # one history ring per windowed (source row, previous command)
-    slot_of = {}
-    slots = np.full(len(rows), -1, np.int64)
-    for i, r in enumerate(rows):
-        if r[4] > 1:
-            slots[i] = slot_of.setdefault((r[6], r[0]), len(slot_of))
-
-    _check_column_symmetry(arr)
+                if window > 1:
+                    windows.append((CMD[p], scope, CMD[n], window, lat))
+                else:
+                    cell = (CMD[p], scope, CMD[n])
+                    latency[cell] = max(latency[cell], lat)
+    _check_column_symmetry(latency)
+    w = np.array(windows, np.int64).reshape(-1, 5)
     return DeviceSpec(
         standard=d.standard, speed=d.speed, org=d.org, density_gbit=d.density_gbit,
         channels=d.channels, ranks=d.ranks, bankgroups=org["bankgroups"],
         banks_per_group=org["banks_per_group"], rows=org["rows"][d.density_gbit],
         columns=org["columns"], timings=timings, tck_ns=std.tck_ns(timings),
         burst_bytes=std.BURST_BYTES, burst_cycles=burst_cycles, data_delay=data_delay,
-        con_start=con_start, con_level=arr[:, 1].copy(), con_next=arr[:, 2].copy(),
-        con_latency=arr[:, 3].copy(), con_window=arr[:, 4].copy(),
-        con_other_rank=arr[:, 5].copy(), con_window_slot=slots,
-        n_window_slots=max(1, len(slot_of)), max_window=int(max(arr[:, 4].max(), 1)),
+        latency=latency, window_prev=w[:, 0].copy(), window_scope=w[:, 1].copy(),
+        window_next=w[:, 2].copy(), window_size=w[:, 3].copy(),
+        window_latency=w[:, 4].copy(),
     )
 
 
-def _check_column_symmetry(arr: np.ndarray) -> None:
+def _check_column_symmetry(latency: np.ndarray) -> None:
     """The scheduler decides between RD and RDA (WR and WRA) after checking readiness
     of the plain command, so both must be constrained alike as *next* commands."""
     for plain, auto in ((RD, RDA), (WR, WRA)):
-        a = sorted(tuple(r) for r in arr[arr[:, 2] == plain][:, [0, 1, 3, 4, 5]].tolist())
-        b = sorted(tuple(r) for r in arr[arr[:, 2] == auto][:, [0, 1, 3, 4, 5]].tolist())
-        if a != b:
+        if not np.array_equal(latency[:, :, plain], latency[:, :, auto]):
             raise ValueError(f"constraint table constrains {ddr4.COMMANDS[plain]} and "
                              f"{ddr4.COMMANDS[auto]} differently as next commands")

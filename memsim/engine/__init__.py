@@ -61,8 +61,8 @@ class Engine:
         P[core.P_LOG] = int(log_sink is not None)
         self.P = P
 
-        self.T = core.Tables(spec.con_start, spec.con_level, spec.con_next, spec.con_latency,
-                             spec.con_window, spec.con_other_rank, spec.con_window_slot,
+        self.T = core.Tables(spec.latency, spec.window_prev, spec.window_scope,
+                             spec.window_next, spec.window_size, spec.window_latency,
                              spec.burst_cycles, spec.data_delay)
 
         i64 = np.int64
@@ -76,15 +76,18 @@ class Engine:
             node_bank=nch + nch * nr + nch * nr * nbg + banks,
             rank_of=rank_of,
             earliest=np.zeros((n_nodes, core.N_CMD), i64),
-            win_hist=np.zeros((spec.n_window_slots, n_nodes, spec.max_window), i64),
-            win_count=np.zeros((spec.n_window_slots, n_nodes), i64),
+            win_hist=np.zeros((max(1, spec.window_size.size), n_nodes,
+                               max(1, int(spec.window_size.max(initial=1)))), i64),
+            win_count=np.zeros((max(1, spec.window_size.size), n_nodes), i64),
             open_row=np.full(nb, -1, i64),
             open_count=np.zeros(nch * nr, i64),
             bypass=np.zeros(nb, i64),
-            bank_pending=np.zeros(nb, i64),
+            pending=np.zeros((2, nb), i64),
             hits_pending=np.zeros((2, nb), i64),
             last_use=np.zeros(nb, i64),
             scan_stamp=np.zeros(nb, i64),
+            ready_hit=np.zeros(nb, i64),
+            ready_other=np.zeros(nb, i64),
             # the first refresh of every rank falls due one tREFI into the run
             ref_due=np.full(nch * nr, spec.timings["tREFI"], i64),
             ref_pending=np.zeros(nch * nr, i64),

@@ -24,7 +24,9 @@ State arrays (``NB`` banks in the system, flat index ``((ch*R + r)*BG + g)*BA + 
 - ``win_hist / win_count``: rings of the last W issue times for windowed rules (tFAW).
 - ``open_row[NB]``: open row or -1; ``open_count[rank]``: open banks per rank.
 - ``hits_pending[q, NB]``: queued requests of queue q (0 read, 1 write) that hit the
-  open row; ``bank_pending[NB]``: queued requests per bank (both queues).
+  open row; ``pending[q, NB]``: queued requests of queue q per bank.
+- ``scan_stamp / ready_hit / ready_other[NB]``: per-scan marks (valid when equal to
+  the current scan number, so they never need clearing).
 - ``q_*[q, ch, slot]``: per-channel read/write queues, oldest first (slot order = age).
 - ``ref_due / ref_pending[rank]``: all-bank refresh bookkeeping.
 """
@@ -68,16 +70,17 @@ HIST_SIZE = HIST_LINEAR + 47 * 256
 # Command-log columns.
 LOG_COLS = 9  # cycle, channel, rank, bankgroup, bank, row, column, command, request
 
-Tables = namedtuple("Tables", "con_start con_level con_next con_latency con_window "
-                              "con_other_rank con_window_slot burst_cycles data_delay")
+Tables = namedtuple("Tables", "latency window_prev window_scope window_next window_size "
+                              "window_latency burst_cycles data_delay")
 State = namedtuple("State", "node_ch node_rank node_bg node_bank rank_of earliest win_hist "
                             "win_count open_row open_count bypass "
-                            "bank_pending hits_pending last_use scan_stamp ref_due "
+                            "pending hits_pending last_use scan_stamp ready_hit ready_other "
+                            "ref_due "
                             "ref_pending q_id q_arr q_bank q_row q_col q_cat q_len wmode "
                             "ch_next last_dir last_rank last_end F heap counters hist log")
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def hist_index(v):
     if v < HIST_LINEAR:
         return v
@@ -89,14 +92,14 @@ def hist_index(v):
 
 # ---------------------------------------------------------------- node arithmetic
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _nodes(S, b):
     """Node ids of bank ``b``'s channel, rank, bank group and bank (precomputed: integer
     division is slow enough to dominate the scheduler's scan)."""
     return S.node_ch[b], S.node_rank[b], S.node_bg[b], S.node_bank[b]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _max4(a, b, c, d):
     if b > a:
         a = b
@@ -107,7 +110,7 @@ def _max4(a, b, c, d):
     return a
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _ready(S, cmd, b):
     e = S.earliest
     r = e[S.node_ch[b], cmd]
@@ -123,7 +126,7 @@ def _ready(S, cmd, b):
     return r
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _ready_rank(P, S, cmd, rk):
     """Readiness of a rank-scoped command (PREA, REF): every bank of the rank agrees."""
     per_rank = P[P_NBG] * P[P_NBA]
@@ -136,56 +139,67 @@ def _ready_rank(P, S, cmd, rk):
     return r
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _apply_constraints(P, T, S, cmd, b, t):
-    """Issuing ``cmd`` at bank ``b`` (any bank of the rank for rank-scoped commands) at
+    """Issuing ``cmd`` at bank ``b`` (the rank's first bank for rank-scoped commands) at
     cycle ``t``: push every constrained next command's earliest cycle forward."""
     nr, nbg, nba = P[P_NRANK], P[P_NBG], P[P_NBA]
     ch, rn, gn, bn = _nodes(S, b)
-    rank_scope = cmd == PREA or cmd == REF
     e = S.earliest
-    for k in range(T.con_start[cmd], T.con_start[cmd + 1]):
-        level = T.con_level[k]
-        nxt = T.con_next[k]
-        at = t + T.con_latency[k]
-        slot = T.con_window_slot[k]
-        if level == 0:
-            node = ch
-        elif level == 1:
-            node = rn
-        elif level == 2:
-            node = gn
-        else:
-            node = bn
-        if slot >= 0:
-            # at most W previous commands in any window: the next one waits for the
-            # oldest of the last W plus the window length
-            w = T.con_window[k]
-            c = S.win_count[slot, node]
-            S.win_hist[slot, node, c % w] = t
-            S.win_count[slot, node] = c + 1
-            if c + 1 < w:
-                continue
-            at = S.win_hist[slot, node, (c + 1) % w] + T.con_latency[k]
-        if T.con_other_rank[k] != 0:
-            r0 = P[P_NCH] + ch * nr
+    L = T.latency
+    for c in range(N_CMD):
+        at = t + L[cmd, 0, c]
+        if e[ch, c] < at:
+            e[ch, c] = at
+        at = t + L[cmd, 1, c]
+        if e[rn, c] < at:
+            e[rn, c] = at
+        at = t + L[cmd, 2, c]
+        if e[gn, c] < at:
+            e[gn, c] = at
+        at = t + L[cmd, 3, c]
+        if e[bn, c] < at:
+            e[bn, c] = at
+    if cmd == PREA or cmd == REF:
+        # a whole-rank command constrains every bank group and bank of the rank
+        for c in range(N_CMD):
+            at = t + L[cmd, 2, c]
+            for node in range(gn, gn + nbg):
+                if e[node, c] < at:
+                    e[node, c] = at
+            at = t + L[cmd, 3, c]
+            for node in range(bn, bn + nbg * nba):
+                if e[node, c] < at:
+                    e[node, c] = at
+    if nr > 1:
+        # the other ranks of the channel (data-bus hand-over, tRTRS)
+        r0 = P[P_NCH] + ch * nr
+        for c in range(N_CMD):
+            at = t + L[cmd, 4, c]
             for other in range(r0, r0 + nr):
-                if other != rn and e[other, nxt] < at:
-                    e[other, nxt] = at
-        elif rank_scope and level >= 2:
-            # a whole-rank command (issued with b = the rank's first bank) constrains
-            # every bank group / bank of the rank
-            cnt = nbg if level == 2 else nbg * nba
-            for node2 in range(node, node + cnt):
-                if e[node2, nxt] < at:
-                    e[node2, nxt] = at
-        elif e[node, nxt] < at:
-            e[node, nxt] = at
+                if other != rn and e[other, c] < at:
+                    e[other, c] = at
+    for w in range(T.window_prev.size):
+        if T.window_prev[w] != cmd:
+            continue
+        # at most W such commands in any window: the next one waits for the oldest of
+        # the last W plus the window length
+        scope = T.window_scope[w]
+        node = ch if scope == 0 else rn if scope == 1 else gn if scope == 2 else bn
+        size = T.window_size[w]
+        k = S.win_count[w, node]
+        S.win_hist[w, node, k % size] = t
+        S.win_count[w, node] = k + 1
+        if k + 1 >= size:
+            at = S.win_hist[w, node, (k + 1) % size] + T.window_latency[w]
+            c = T.window_next[w]
+            if e[node, c] < at:
+                e[node, c] = at
 
 
 # ---------------------------------------------------------------- issuing commands
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _log(P, S, t, cmd, b, row, col, req, rank_flat):
     if P[P_LOG] == 0:
         return
@@ -208,7 +222,7 @@ def _log(P, S, t, cmd, b, row, col, req, rank_flat):
     S.F[F_LOG_LEN] = i + 1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _close_bank(P, S, b):
     if S.open_row[b] >= 0:
         S.open_row[b] = -1
@@ -217,7 +231,7 @@ def _close_bank(P, S, b):
     S.hits_pending[1, b] = 0
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _issue_act(P, T, S, t, q, ch, i):
     b = S.q_bank[q, ch, i]
     row = S.q_row[q, ch, i]
@@ -238,7 +252,7 @@ def _issue_act(P, T, S, t, q, ch, i):
     _log(P, S, t, ACT, b, row, -1, S.q_id[q, ch, i], S.rank_of[b])
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _issue_pre(P, T, S, t, b, req):
     _apply_constraints(P, T, S, PRE, b, t)
     _close_bank(P, S, b)
@@ -246,7 +260,7 @@ def _issue_pre(P, T, S, t, b, req):
     _log(P, S, t, PRE, b, -1, -1, req, S.rank_of[b])
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _issue_column(P, T, S, t, q, ch, i):
     """Serve request ``i`` of queue ``q`` (a row hit): RD/WR, or RDA/WRA when the page
     policy closes the row after its last pending hit. Records its statistics and
@@ -260,7 +274,7 @@ def _issue_column(P, T, S, t, q, ch, i):
         cmd = WRA if q == 1 else RDA
     _apply_constraints(P, T, S, cmd, b, t)
     S.hits_pending[q, b] -= 1
-    S.bank_pending[b] -= 1
+    S.pending[q, b] -= 1
     S.last_use[b] = t
     cat = S.q_cat[q, ch, i]
     if cat == CAT_NONE:
@@ -314,7 +328,7 @@ def _issue_column(P, T, S, t, q, ch, i):
 
 # ---------------------------------------------------------------- completion heap
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _heap_push(S, v):
     h = S.heap
     n = S.F[F_HEAP]
@@ -328,7 +342,7 @@ def _heap_push(S, v):
     S.F[F_HEAP] += 1
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _heap_pop(S):
     h = S.heap
     n = S.F[F_HEAP] - 1
@@ -350,7 +364,7 @@ def _heap_pop(S):
 
 # ---------------------------------------------------------------- one channel, one cycle
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _refresh(P, T, S, ch, t):
     """Refresh duties of the channel's ranks at cycle t. Returns (issued, next_cycle)."""
     nxt = INF
@@ -384,7 +398,7 @@ def _refresh(P, T, S, ch, t):
     return False, nxt
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _update_write_mode(P, S, ch):
     nr_q = S.q_len[0, ch]
     nw_q = S.q_len[1, ch]
@@ -395,7 +409,7 @@ def _update_write_mode(P, S, ch):
         S.wmode[ch] = 0
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _schedule_channel(P, T, S, ch, t):
     """Issue at most one command on channel ``ch`` at cycle ``t``. Returns the next
     cycle at which this channel needs attention."""
@@ -412,60 +426,86 @@ def _schedule_channel(P, T, S, ch, t):
     per_rank = P[P_NBG] * P[P_NBA]
     scan = S.F[F_SCAN] + 1
     S.F[F_SCAN] = scan
-    best = -1  # oldest ready request whose command may issue
-    best_cmd = -1
-    # local names for the arrays the scan touches: taking an array out of the state
-    # tuple inside the loop costs a reference-count round trip per access
-    q_bank = S.q_bank[q, ch]
-    q_row = S.q_row[q, ch]
+    cap = P[P_CAP]
     open_row = S.open_row
     rank_of = S.rank_of
     ref_pending = S.ref_pending
-    stamp = S.scan_stamp
     bypass = S.bypass
     hits_pending = S.hits_pending[q]
-    e = S.earliest
-    n_ch, n_rank, n_bg, n_bank = S.node_ch, S.node_rank, S.node_bg, S.node_bank
-    cap = P[P_CAP]
-    for i in range(S.q_len[q, ch]):
-        b = q_bank[i]
-        if ref_pending[rank_of[b]] != 0:
+    pending = S.pending[q]
+    stamp = S.scan_stamp
+    ready_hit = S.ready_hit
+    ready_other = S.ready_other
+
+    # Phase 1, per bank: every queued request of a bank needs one of two commands (the
+    # column command if it hits the open row, else ACT or PRE), so readiness is
+    # computed per bank, not per request. Marks the banks that have a ready command
+    # and finds the earliest cycle at which a command that is not ready becomes ready.
+    any_ready = False
+    b0 = ch * P[P_NRANK] * per_rank
+    for b in range(b0, b0 + P[P_NRANK] * per_rank):
+        n_req = pending[b]
+        if n_req == 0 or ref_pending[rank_of[b]] != 0:
             continue
-        orow = open_row[b]
-        if orow == q_row[i]:
-            cmd = RD + q
-        elif orow < 0:
-            cmd = ACT
-        else:
-            # row conflict: needs a precharge. FR-FCFS will not close a row that
-            # queued requests still hit (unless the cap has been reached).
-            stamp[b] = scan
-            if (sched != SCHED_FCFS and hits_pending[b] > 0
+        n_hit = hits_pending[b]
+        if n_hit > 0:
+            ready = _ready(S, RD + q, b)
+            if ready <= t:
+                ready_hit[b] = scan
+                any_ready = True
+            elif ready < nxt:
+                nxt = ready
+        if n_req > n_hit:
+            if open_row[b] < 0:
+                cmd = ACT
+            elif (sched != SCHED_FCFS and n_hit > 0
                     and (sched == SCHED_FRFCFS or bypass[b] < cap)):
+                # FR-FCFS does not close a row that queued requests still hit (with a
+                # cap: until the cap is reached)
                 continue
-            cmd = PRE
-        ready = _max4(e[n_ch[b], cmd], e[n_rank[b], cmd], e[n_bg[b], cmd], e[n_bank[b], cmd])
-        if cmd == RD + q and sched != SCHED_FCFS:
-            # a row hit goes first; with a cap, a hit that bypasses an older request
-            # to the same bank loses that priority once the bank's cap is reached
-            bypassing = stamp[b] == scan
-            if not (sched == SCHED_FRFCFS_CAP and bypassing and bypass[b] >= cap):
-                if ready <= t:
-                    if bypassing:
-                        bypass[b] += 1
-                    _issue_column(P, T, S, t, q, ch, i)
-                    return t + 1
-                if ready < nxt:
-                    nxt = ready
-                continue
-        if ready <= t:
+            else:
+                cmd = PRE
+            ready = _ready(S, cmd, b)
+            if ready <= t:
+                ready_other[b] = scan
+                any_ready = True
+            elif ready < nxt:
+                nxt = ready
+
+    # Phase 2, only when something is ready: pick the request, oldest first.
+    best = -1
+    best_cmd = -1
+    if any_ready:
+        q_bank = S.q_bank[q, ch]
+        q_row = S.q_row[q, ch]
+        for i in range(S.q_len[q, ch]):
+            b = q_bank[i]
+            orow = open_row[b]
+            if orow == q_row[i]:
+                if ready_hit[b] != scan:
+                    continue
+                cmd = RD + q
+                if sched != SCHED_FCFS:
+                    # a ready row hit goes first; with a cap, a hit that bypasses an
+                    # older request to the same bank loses that priority once the
+                    # bank's cap is reached
+                    bypassing = stamp[b] == scan
+                    if not (sched == SCHED_FRFCFS_CAP and bypassing and bypass[b] >= cap):
+                        if bypassing:
+                            bypass[b] += 1
+                        _issue_column(P, T, S, t, q, ch, i)
+                        return t + 1
+            else:
+                if orow >= 0:
+                    stamp[b] = scan  # an older request waits on this bank's row
+                if ready_other[b] != scan:
+                    continue
+                cmd = ACT if orow < 0 else PRE
             if best < 0:
                 best = i
                 best_cmd = cmd
                 if sched == SCHED_FCFS:
                     break
-        elif ready < nxt:
-            nxt = ready
 
     if best >= 0:
         if best_cmd == ACT:
@@ -483,7 +523,7 @@ def _schedule_channel(P, T, S, ch, t):
         # close rows that nobody has used for the timeout and nobody waits for
         b0 = ch * P[P_NRANK] * per_rank
         for b in range(b0, b0 + P[P_NRANK] * per_rank):
-            if S.open_row[b] < 0 or S.bank_pending[b] != 0:
+            if S.open_row[b] < 0 or S.pending[0, b] + S.pending[1, b] != 0:
                 continue
             if S.ref_pending[S.rank_of[b]] != 0:
                 continue
@@ -551,7 +591,7 @@ def run_chunk(P, T, S, arrival, is_write, bank, row, col, req_base, final):
             S.q_col[q, ch, k] = col[idx]
             S.q_cat[q, ch, k] = CAT_NONE
             S.q_len[q, ch] = k + 1
-            S.bank_pending[b] += 1
+            S.pending[q, b] += 1
             if S.open_row[b] == row[idx]:
                 S.hits_pending[q, b] += 1
             if not timed:
