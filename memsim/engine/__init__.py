@@ -41,7 +41,8 @@ class Engine:
         nbg, nba = spec.bankgroups, spec.banks_per_group
         nb = nch * nr * nbg * nba
         n_nodes = nch + nch * nr + nch * nr * nbg + nb
-        qmax = max(c.read_queue, c.write_queue)
+        # queue storage is a ring of a power-of-two size (cheap index wrap-around)
+        qmax = 1 << (max(c.read_queue, c.write_queue) - 1).bit_length()
         max_out = cfg.frontend.max_outstanding
 
         P = np.zeros(core.P_LEN, np.int64)
@@ -59,6 +60,7 @@ class Engine:
         P[core.P_TREFI] = spec.timings["tREFI"]
         P[core.P_TICK] = int(tick)
         P[core.P_LOG] = int(log_sink is not None)
+        P[core.P_QMASK] = qmax - 1
         self.P = P
 
         self.T = core.Tables(spec.latency, spec.window_prev, spec.window_scope,
@@ -98,6 +100,7 @@ class Engine:
             q_col=np.zeros((2, nch, qmax), i64),
             q_cat=np.zeros((2, nch, qmax), i64),
             q_len=np.zeros((2, nch), i64),
+            q_head=np.zeros((2, nch), i64),
             wmode=np.zeros(nch, i64),
             ch_next=np.zeros(nch, i64),
             last_dir=np.full(nch, -1, i64),

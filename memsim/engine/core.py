@@ -27,7 +27,9 @@ State arrays (``NB`` banks in the system, flat index ``((ch*R + r)*BG + g)*BA + 
   open row; ``pending[q, NB]``: queued requests of queue q per bank.
 - ``scan_stamp / ready_hit / ready_other[NB]``: per-scan marks (valid when equal to
   the current scan number, so they never need clearing).
-- ``q_*[q, ch, slot]``: per-channel read/write queues, oldest first (slot order = age).
+- ``q_*[q, ch, slot]``: per-channel read/write queues as ring buffers: the j-th oldest
+  request of a queue sits in slot ``(q_head + j) & P_QMASK``, so serving the oldest
+  (the common case) removes it without moving the others.
 - ``ref_due / ref_pending[rank]``: all-bank refresh bookkeeping.
 """
 
@@ -52,7 +54,8 @@ CAT_NONE, CAT_HIT, CAT_MISS, CAT_CONFLICT = -1, 0, 1, 2
 
 # Indices into the parameter array P.
 (P_NCH, P_NRANK, P_NBG, P_NBA, P_SCHED, P_POLICY, P_TIMEOUT, P_CAP, P_RQ_CAP, P_WQ_CAP,
- P_WM_HI, P_WM_LO, P_TIMED, P_MAX_OUT, P_REFRESH, P_TREFI, P_TICK, P_LOG, P_LEN) = range(19)
+ P_WM_HI, P_WM_LO, P_TIMED, P_MAX_OUT, P_REFRESH, P_TREFI, P_TICK, P_LOG, P_QMASK,
+ P_LEN) = range(20)
 
 # Indices into the front-end / clock scalar array F.
 (F_NOW, F_IDX, F_OUTSTANDING, F_HEAP, F_FINAL_CYCLE, F_SCAN, F_LOG_LEN, F_LEN) = range(8)
@@ -76,7 +79,7 @@ State = namedtuple("State", "node_ch node_rank node_bg node_bank rank_of earlies
                             "win_count open_row open_count bypass "
                             "pending hits_pending last_use scan_stamp ready_hit ready_other "
                             "ref_due "
-                            "ref_pending q_id q_arr q_bank q_row q_col q_cat q_len wmode "
+                            "ref_pending q_id q_arr q_bank q_row q_col q_cat q_len q_head wmode "
                             "ch_next last_dir last_rank last_end F heap counters hist log")
 
 
@@ -242,8 +245,13 @@ def _issue_act(P, T, S, t, q, ch, i):
     S.last_use[b] = t
     for qq in range(2):  # requests already queued for this row are now hits
         n = 0
+        if S.pending[qq, b] == 0:
+            S.hits_pending[qq, b] = 0
+            continue
+        h = S.q_head[qq, ch]
         for j in range(S.q_len[qq, ch]):
-            if S.q_bank[qq, ch, j] == b and S.q_row[qq, ch, j] == row:
+            k = (h + j) & P[P_QMASK]
+            if S.q_bank[qq, ch, k] == b and S.q_row[qq, ch, k] == row:
                 n += 1
         S.hits_pending[qq, b] = n
     if S.q_cat[q, ch, i] == CAT_NONE:
@@ -314,15 +322,34 @@ def _issue_column(P, T, S, t, q, ch, i):
     if P[P_TIMED] == 0:
         _heap_push(S, end)
 
-    # remove from the queue, keeping age order
+    _remove(P, S, q, ch, i)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _move(S, q, ch, dst, src):
+    S.q_id[q, ch, dst] = S.q_id[q, ch, src]
+    S.q_arr[q, ch, dst] = S.q_arr[q, ch, src]
+    S.q_bank[q, ch, dst] = S.q_bank[q, ch, src]
+    S.q_row[q, ch, dst] = S.q_row[q, ch, src]
+    S.q_col[q, ch, dst] = S.q_col[q, ch, src]
+    S.q_cat[q, ch, dst] = S.q_cat[q, ch, src]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _remove(P, S, q, ch, slot):
+    """Take the request in ``slot`` out of its queue, keeping age order: close the gap
+    from whichever end is nearer."""
+    m = P[P_QMASK]
+    h = S.q_head[q, ch]
     n = S.q_len[q, ch]
-    for j in range(i, n - 1):
-        S.q_id[q, ch, j] = S.q_id[q, ch, j + 1]
-        S.q_arr[q, ch, j] = S.q_arr[q, ch, j + 1]
-        S.q_bank[q, ch, j] = S.q_bank[q, ch, j + 1]
-        S.q_row[q, ch, j] = S.q_row[q, ch, j + 1]
-        S.q_col[q, ch, j] = S.q_col[q, ch, j + 1]
-        S.q_cat[q, ch, j] = S.q_cat[q, ch, j + 1]
+    j = (slot - h) & m  # its age rank
+    if j < n - 1 - j:
+        for k in range(j, 0, -1):
+            _move(S, q, ch, (h + k) & m, (h + k - 1) & m)
+        S.q_head[q, ch] = (h + 1) & m
+    else:
+        for k in range(j, n - 1):
+            _move(S, q, ch, (h + k) & m, (h + k + 1) & m)
     S.q_len[q, ch] = n - 1
 
 
@@ -442,6 +469,7 @@ def _schedule_channel(P, T, S, ch, t):
     # computed per bank, not per request. Marks the banks that have a ready command
     # and finds the earliest cycle at which a command that is not ready becomes ready.
     any_ready = False
+    any_hit_ready = False
     b0 = ch * P[P_NRANK] * per_rank
     for b in range(b0, b0 + P[P_NRANK] * per_rank):
         n_req = pending[b]
@@ -452,7 +480,7 @@ def _schedule_channel(P, T, S, ch, t):
             ready = _ready(S, RD + q, b)
             if ready <= t:
                 ready_hit[b] = scan
-                any_ready = True
+                any_hit_ready = True
             elif ready < nxt:
                 nxt = ready
         if n_req > n_hit:
@@ -472,13 +500,17 @@ def _schedule_channel(P, T, S, ch, t):
             elif ready < nxt:
                 nxt = ready
 
-    # Phase 2, only when something is ready: pick the request, oldest first.
+    # Phase 2, only when something is ready: pick the request, oldest first. Without a
+    # ready row hit the oldest request with a ready command wins, so stop there.
     best = -1
     best_cmd = -1
-    if any_ready:
+    if any_ready or any_hit_ready:
         q_bank = S.q_bank[q, ch]
         q_row = S.q_row[q, ch]
-        for i in range(S.q_len[q, ch]):
+        head = S.q_head[q, ch]
+        mask = P[P_QMASK]
+        for j in range(S.q_len[q, ch]):
+            i = (head + j) & mask
             b = q_bank[i]
             orow = open_row[b]
             if orow == q_row[i]:
@@ -504,7 +536,7 @@ def _schedule_channel(P, T, S, ch, t):
             if best < 0:
                 best = i
                 best_cmd = cmd
-                if sched == SCHED_FCFS:
+                if sched == SCHED_FCFS or not any_hit_ready:
                     break
 
     if best >= 0:
@@ -580,17 +612,18 @@ def run_chunk(P, T, S, arrival, is_write, bank, row, col, req_base, final):
             ch = b // per_ch
             q = 1 if is_write[idx] else 0
             cap = P[P_WQ_CAP] if q == 1 else P[P_RQ_CAP]
-            k = S.q_len[q, ch]
-            if k >= cap:
+            n_q = S.q_len[q, ch]
+            if n_q >= cap:
                 blocked_full = True
                 break
+            k = (S.q_head[q, ch] + n_q) & P[P_QMASK]
             S.q_id[q, ch, k] = req_base + idx
             S.q_arr[q, ch, k] = t
             S.q_bank[q, ch, k] = b
             S.q_row[q, ch, k] = row[idx]
             S.q_col[q, ch, k] = col[idx]
             S.q_cat[q, ch, k] = CAT_NONE
-            S.q_len[q, ch] = k + 1
+            S.q_len[q, ch] = n_q + 1
             S.pending[q, b] += 1
             if S.open_row[b] == row[idx]:
                 S.hits_pending[q, b] += 1
