@@ -1,4 +1,4 @@
-"""Command line: ``memsim run / check / trace / config``.
+"""Command line: ``memsim run / check / trace / sweep / plot / config``.
 
 Every command exits 0 on success, 1 when a check finds violations, and 2 on bad input
 (config, trace, arguments), printing one ``memsim: error: ...`` line that names the
@@ -17,6 +17,8 @@ import yaml
 from memsim import __version__
 from memsim import config as config_mod
 from memsim.mapping import AddressError
+from memsim.plot import add_plot_parser
+from memsim.sweep import add_sweep_parser
 from memsim.trace import FORMATS, TraceError
 from memsim.trace.cli import add_trace_parser
 
@@ -74,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     show.set_defaults(func=cmd_config_show)
 
     add_trace_parser(sub)
+    add_sweep_parser(sub)
+    add_plot_parser(sub)
     return parser
 
 

@@ -167,6 +167,15 @@ def _check_consistency(cfg: Config) -> None:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ConfigError(f"dram.timing.{name}: expected a non-negative integer number "
                               f"of cycles, got {value!r}")
+    t = ddr4.resolve_timings(cfg.dram.speed, cfg.dram.org, cfg.dram.density_gbit,
+                             cfg.dram.timing)
+    for name in ("tBL", "tCCD_S", "tCCD_L", "tRC", "tREFI", "tRFC"):
+        if t[name] < 1:
+            raise ConfigError(f"dram.timing.{name}: {t[name]} cycles; expected at least 1")
+    if cfg.dram.refresh and t["tREFI"] <= t["tRFC"] + t["tRP"]:
+        raise ConfigError(
+            f"dram.timing.tREFI: {t['tREFI']} cycles leaves no time between refreshes "
+            f"(expected more than tRFC + tRP = {t['tRFC'] + t['tRP']} cycles)")
     fields = cfg.mapping.order.split("-")
     expected = {"ro", "ba", "bg", "ra", "co", "ch"}
     if sorted(fields) != sorted(expected):

@@ -98,13 +98,17 @@ class AddressMapping:
               wrap: bool = False) -> np.ndarray:
         """Return addresses within capacity: wrapped (``wrap``) or else an error that
         names the first offending record."""
-        bad = addr >= self.capacity_bytes
+        negative = addr < 0
+        bad = (addr >= self.capacity_bytes) | negative
         if not bad.any():
             return addr
-        if wrap:
-            return addr % self.capacity_bytes
         i = int(np.argmax(bad))
         where = f"{source}:{int(lines[i])}" if lines is not None else f"{source}[{i}]"
+        if negative[i]:
+            raise AddressError(f"{where}: negative address {int(addr[i])} (expected a byte "
+                               f"address >= 0)")
+        if wrap:
+            return addr % self.capacity_bytes
         raise AddressError(
             f"{where}: address {int(addr[i]):#x} is beyond the configured capacity "
             f"({self.capacity_bytes:#x} bytes = {self.capacity_bytes / 2**30:g} GiB); use a "

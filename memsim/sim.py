@@ -150,10 +150,8 @@ def run_arrays(addr, is_write=None, cycle=None, config=None, overrides=(), *,
     addr = np.asarray(addr, dtype=np.int64)
     n = len(addr)
     is_write = np.zeros(n, bool) if is_write is None else np.asarray(is_write, bool)
-    timed = cycle is not None
     cyc = np.full(n, -1, np.int64) if cycle is None else np.asarray(cycle, np.int64)
-    if timed:
-        timed = _resolve_mode(cfg, True)
+    timed = _resolve_mode(cfg, cycle is not None)
     if timed and n and np.any(np.diff(cyc) < 0):
         raise ValueError("cycle: arrival cycles must be non-decreasing")
     lines = np.arange(1, n + 1, dtype=np.int64)

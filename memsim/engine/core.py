@@ -518,15 +518,16 @@ def _schedule_channel(P, T, S, ch, t):
                     continue
                 cmd = RD + q
                 if sched != SCHED_FCFS:
-                    # a ready row hit goes first; with a cap, a hit that bypasses an
-                    # older request to the same bank loses that priority once the
-                    # bank's cap is reached
+                    # a ready row hit goes first. With a cap, once `cap` hits have
+                    # bypassed an older request to the same bank, further hits wait
+                    # until that request has been served (its PRE is now allowed).
                     bypassing = stamp[b] == scan
-                    if not (sched == SCHED_FRFCFS_CAP and bypassing and bypass[b] >= cap):
-                        if bypassing:
-                            bypass[b] += 1
-                        _issue_column(P, T, S, t, q, ch, i)
-                        return t + 1
+                    if sched == SCHED_FRFCFS_CAP and bypassing and bypass[b] >= cap:
+                        continue
+                    if bypassing:
+                        bypass[b] += 1
+                    _issue_column(P, T, S, t, q, ch, i)
+                    return t + 1
             else:
                 if orow >= 0:
                     stamp[b] = scan  # an older request waits on this bank's row

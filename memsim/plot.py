@@ -1,0 +1,623 @@
+"""Figures from a sweep's results directory (``memsim sweep ... -o DIR``).
+
+Kinds (``KINDS``):
+
+``schedulers``   grouped bars: total bandwidth, mean and p99 read latency; one bar per
+                 scheduler, one group per other configuration; a column per trace
+``latency-cdf``  read (or write) latency CDF per configuration, from the per-run
+                 latency histograms, in ns
+``stalls``       stacked bars of turnaround idle data-bus cycles (read->write,
+                 write->read, rank switch) per configuration
+``sweep``        a metric (default total bandwidth) against one swept parameter, one
+                 line per scheduler (and per other configuration)
+
+Colours follow the scheduler, line styles the other swept parameters, so the same
+configuration looks the same in every figure. With many configurations the CDF and
+stall figures become small multiples: one panel per non-scheduler configuration.
+Figures are built on the Agg canvas (no pyplot, no display needed).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from memsim.sweep import (
+    SCHEDULER_KEY,
+    format_value,
+    load_manifest,
+    load_results,
+    run_path,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+# matplotlib and pandas are imported where needed, so that registering the ``plot``
+# command costs the CLI nothing.
+
+KINDS = ("schedulers", "latency-cdf", "stalls", "sweep")
+FORMATS = (".png", ".pdf", ".svg")
+DEFAULT_SWEEP_METRIC = "bandwidth_gbps.total"
+SCHED_COL = "config.controller.scheduler"
+MAX_LINES_PER_PANEL = 8
+
+# Okabe-Ito: distinguishable with colour-vision deficiencies and in greyscale print
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
+           "#F0E442")
+LINESTYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3)))
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+STALL_KINDS = (("read_to_write", "read \u2192 write", "#E69F00"),
+               ("write_to_read", "write \u2192 read", "#56B4E9"),
+               ("rank_switch", "rank switch", "#999999"))
+
+STYLE = {
+    "font.size": 9,
+    "axes.titlesize": 9,
+    "axes.labelsize": 9,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "legend.fontsize": 8,
+    "legend.title_fontsize": 8,
+    "figure.titlesize": 10,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "axes.axisbelow": True,
+    "grid.alpha": 0.3,
+    "grid.linewidth": 0.6,
+    "lines.linewidth": 1.5,
+    "lines.markersize": 5,
+    "savefig.dpi": 200,
+    "pdf.fonttype": 42,  # TrueType in PDFs (editable, accepted by paper systems)
+}
+
+PARAM_LABELS = {
+    "controller.scheduler": "Scheduler",
+    "controller.read_queue": "Read queue depth (entries)",
+    "controller.write_queue": "Write queue depth (entries)",
+    "controller.row_hit_cap": "Row-hit cap (requests)",
+    "controller.page_policy": "Page policy",
+    "controller.page_timeout_cycles": "Page timeout (cycles)",
+    "controller.write_high_watermark": "Write high watermark (fraction of queue)",
+    "controller.write_low_watermark": "Write low watermark (fraction of queue)",
+    "dram.speed": "Speed bin",
+    "dram.org": "Device organisation",
+    "dram.density_gbit": "Device density (Gb)",
+    "dram.channels": "Channels",
+    "dram.ranks": "Ranks per channel",
+    "frontend.max_outstanding": "Max outstanding requests",
+    "frontend.cpu_cycles_per_dram_cycle": "Trace cycles per DRAM cycle",
+    "mapping.order": "Address mapping",
+    "mapping.xor_bank": "XOR bank hashing",
+}
+
+
+class PlotError(ValueError):
+    """Nothing (sensible) to plot: empty results, unknown kind or metric."""
+
+
+# ---------------------------------------------------------------------------- labels
+
+def metric_label(metric: str) -> str:
+    """Axis label with unit for a results column, e.g. ``latency_ns.read.p99`` ->
+    ``p99 read latency (ns)``."""
+    parts = metric.split(".")
+    head = parts[0]
+    if head == "bandwidth_gbps" and len(parts) == 2:
+        return f"{parts[1].capitalize()} bandwidth (GB/s)"
+    if head in ("latency_ns", "latency_cycles") and len(parts) == 3:
+        unit = "ns" if head == "latency_ns" else "cycles"
+        stat = {"mean": "Mean", "max": "Max"}.get(parts[2], parts[2])
+        return f"{stat} {parts[1]} latency ({unit})"
+    if head == "turnaround" and len(parts) == 3:
+        kind = parts[1].replace("_to_", " \u2192 ").replace("_", " ")
+        if parts[2] == "idle_cycles":
+            return f"{kind.capitalize()} idle bus cycles (cycles)"
+        return f"{kind.capitalize()} turnarounds (count)"
+    fixed = {
+        "peak_fraction": "Fraction of peak bandwidth",
+        "bus_utilization": "Data-bus utilisation (fraction)",
+        "row_buffer.hit_rate": "Row-buffer hit rate (fraction)",
+        "cycles": "Simulated time (cycles)",
+        "sim_time_ns": "Simulated time (ns)",
+        "wall_seconds": "Wall time (s)",
+        "requests_per_second": "Simulation speed (requests/s)",
+    }
+    if metric in fixed:
+        return fixed[metric]
+    for suffix, unit in (("_ns", "ns"), ("_cycles", "cycles"), ("cycles", "cycles"),
+                         ("_gbps", "GB/s"), ("_seconds", "s")):
+        if metric.endswith(suffix):
+            return f"{metric} ({unit})"
+    if head in ("row_buffer", "commands", "requests", "refresh"):
+        return f"{metric} (count)"
+    return metric
+
+
+def param_label(param: str) -> str:
+    return PARAM_LABELS.get(param, param)
+
+
+def _trace_name(trace: str) -> str:
+    return Path(str(trace)).name
+
+
+# ---------------------------------------------------------------------------- data
+
+class _Data:
+    """The successful runs of a sweep plus what varies between them."""
+
+    def __init__(self, results_dir, title: str | None = None):
+        import pandas as pd
+
+        self.pd = pd
+        self.dir = Path(results_dir)
+        self.title = title
+        df = load_results(self.dir)
+        if df.empty:
+            raise PlotError(f"{self.dir}: the results table is empty")
+        ok = df[df["status"] == "ok"].copy() if "status" in df else df.copy()
+        if ok.empty:
+            raise PlotError(f"{self.dir}: all {len(df)} runs failed; nothing to plot "
+                            f"(see the error column of results.csv)")
+        ok = ok.reset_index(drop=True)
+        ok["trace"] = ok["trace"].astype(str)
+        if SCHED_COL not in ok:
+            ok[SCHED_COL] = ok.get(SCHEDULER_KEY, "frfcfs")
+        manifest = load_manifest(self.dir)
+        params = [p for p in manifest.get("params", []) if p in ok.columns]
+        if not params:  # no manifest: infer from the resolved config columns
+            params = [c for c in ok.columns if c.startswith("config.")
+                      and c != "config.name" and ok[c].nunique(dropna=False) > 1]
+        self.df = ok
+        self.params = params
+        self.varying = [p for p in params
+                        if ok[p].astype(str).nunique(dropna=False) > 1]
+        self.sched_varies = ok[SCHED_COL].nunique() > 1
+        self.others = [p for p in self.varying if p not in (SCHEDULER_KEY, SCHED_COL)]
+        self.traces = list(dict.fromkeys(ok["trace"]))
+        self.schedulers = list(dict.fromkeys(ok[SCHED_COL]))
+        ok["_other"] = [self.other_label(r) for _, r in ok.iterrows()]
+        ok["_config"] = [self.config_label(r) for _, r in ok.iterrows()]
+        self.other_values = list(dict.fromkeys(ok["_other"]))
+
+    def other_label(self, row, exclude=()) -> str:
+        return ", ".join(format_value(p, row[p]) for p in self.others if p not in exclude)
+
+    def config_label(self, row) -> str:
+        parts = [row[SCHED_COL]] if self.sched_varies else []
+        other = self.other_label(row)
+        if other:
+            parts.append(other)
+        return ", ".join(parts) or str(row.get("config.name", "base config"))
+
+    def style(self, row) -> dict:
+        """Colour by scheduler, line style and marker by the other parameters."""
+        oi = self.other_values.index(row["_other"])
+        if self.sched_varies:
+            ci = self.schedulers.index(row[SCHED_COL])
+            return {"color": PALETTE[ci % len(PALETTE)],
+                    "linestyle": LINESTYLES[oi % len(LINESTYLES)],
+                    "marker": MARKERS[oi % len(MARKERS)]}
+        return {"color": PALETTE[oi % len(PALETTE)], "linestyle": "-",
+                "marker": MARKERS[oi % len(MARKERS)]}
+
+    def need(self, metric: str) -> None:
+        pd = self.pd
+        if metric in self.df.columns and pd.api.types.is_numeric_dtype(self.df[metric]):
+            return
+        numeric = [c for c in self.df.columns if not c.startswith(("config.", "_"))
+                   and pd.api.types.is_numeric_dtype(self.df[c])]
+        close = difflib.get_close_matches(metric, numeric, n=3, cutoff=0.5)
+        hint = f" Did you mean: {', '.join(close)}?" if close else ""
+        what = "is not numeric" if metric in self.df.columns else "is not a results column"
+        raise PlotError(f"metric {metric!r} {what}.{hint} Numeric metrics include: "
+                        f"{', '.join(numeric[:12])}, ...")
+
+    def panels(self) -> list[tuple[str, pd.DataFrame]]:
+        """(title, rows) per panel: one per trace, or, with more configurations than
+        fit in one legend, one per (trace, non-scheduler configuration)."""
+        many = self.df["_config"].nunique() > MAX_LINES_PER_PANEL and self.sched_varies
+        out = []
+        for t in self.traces:
+            sub = self.df[self.df["trace"] == t]
+            tname = _trace_name(t) if len(self.traces) > 1 else ""
+            if not many:
+                out.append((tname, sub))
+                continue
+            for o in self.other_values:
+                part = sub[sub["_other"] == o]
+                if not part.empty:
+                    out.append((" \u2014 ".join(x for x in (tname, o) if x), part))
+        return out
+
+    def subtitle(self) -> str:
+        names = ", ".join(_trace_name(t) for t in self.traces)
+        return f"trace: {names}" if len(self.traces) == 1 else f"traces: {names}"
+
+
+def _figure(nrows: int, ncols: int, w: float, h: float, **kw) -> tuple[Figure, np.ndarray]:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(w * ncols, h * nrows), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(nrows, ncols, squeeze=False, **kw)
+    return fig, axes
+
+
+def _grid(n: int, max_cols: int = 4) -> tuple[int, int]:
+    cols = min(n, max_cols)
+    return math.ceil(n / cols), cols
+
+
+def _hide_unused(axes: np.ndarray, used: int) -> None:
+    for ax in axes.flat[used:]:
+        ax.set_visible(False)
+
+
+def _legend(fig: Figure, handles, labels, title=None, ncol=None) -> None:
+    if not handles:
+        return
+    ncol = ncol or min(len(labels), 4)
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, title=title,
+               frameon=False)
+    # ~0.065 in per character at 8 pt, plus the handle and the gaps
+    need = ncol * (0.065 * max(len(str(s)) for s in labels) + 0.7) + 0.3
+    if fig.get_figwidth() < need:
+        fig.set_figwidth(need)
+
+
+def _suptitle(fig: Figure, main: str, d: _Data) -> None:
+    """Title plus which trace(s); on two lines when one would not fit."""
+    if d.title is not None:  # given by the caller; "" means none
+        if d.title:
+            fig.suptitle(d.title)
+        return
+    sub = d.subtitle()
+    one_line = f"{main} ({sub})"
+    fig.suptitle(one_line if 0.085 * len(one_line) < fig.get_figwidth() else f"{main}\n{sub}")
+
+
+# ---------------------------------------------------------------------------- kinds
+
+def _bare(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _plot_schedulers(d: _Data, metric=None, **_) -> Figure:
+    metrics = [metric] if metric else ["bandwidth_gbps.total", "latency_ns.read.mean",
+                                        "latency_ns.read.p99"]
+    for m in metrics:
+        d.need(m)
+    scheds = d.schedulers
+    # Two-level x axis: the last non-scheduler parameter's values under each group of
+    # bars, the other parameters once under each block of groups.
+    inner = d.others[-1] if d.others else None
+    outer_keys = d.others[:-1]
+    where: dict[str, tuple[str, str]] = {}
+    for _, row in d.df.iterrows():
+        outer = ", ".join(format_value(p, row[p]) for p in outer_keys)
+        where.setdefault(row["_other"], (outer, _bare(row[inner]) if inner else ""))
+    outers = list(dict.fromkeys(o for o, _ in where.values()))
+    groups = sorted(d.other_values, key=lambda g: outers.index(where[g][0]))
+    x = np.array([i + 0.6 * outers.index(where[g][0]) for i, g in enumerate(groups)])
+    nbars = len(groups) * len(scheds)
+    wide = nbars > 9
+    # Few bars: metrics side by side; many: metrics stacked, one wide panel each.
+    if wide:
+        nrows, ncols = len(metrics), len(d.traces)
+        w, h = max(3.4, 0.26 * nbars + 0.35 * len(outers) + 1.0), 2.2
+    else:
+        nrows, ncols = len(d.traces), len(metrics)
+        w, h = max(2.4, 0.35 * nbars + 1.0), 2.4
+    fig, axes = _figure(nrows, ncols, w, h, sharex=wide)
+    width = 0.8 / len(scheds)
+    ticks = [where[g][1] for g in groups]
+    rotate = max(len(t) for t in ticks) * 0.08 > 0.95 * w / max(1, len(x) + len(outers))
+    handles = {}
+    for ti, t in enumerate(d.traces):
+        sub = d.df[d.df["trace"] == t]
+        for mi, m in enumerate(metrics):
+            ax = axes[mi, ti] if wide else axes[ti, mi]
+            for si, s in enumerate(scheds):
+                vals = []
+                for g in groups:
+                    row = sub[(sub[SCHED_COL] == s) & (sub["_other"] == g)]
+                    vals.append(row[m].iloc[0] if len(row) else np.nan)
+                bars = ax.bar(x + (si - (len(scheds) - 1) / 2) * width, vals, width * 0.92,
+                              color=PALETTE[si % len(PALETTE)], label=s, zorder=2)
+                handles.setdefault(s, bars)
+            ax.set_ylabel(metric_label(m))
+            ax.grid(axis="x", visible=False)
+            labelled = not wide or mi == len(metrics) - 1
+            if inner is None:  # only the scheduler varies: name the bars themselves
+                ax.set_xticks((np.arange(len(scheds)) - (len(scheds) - 1) / 2) * width,
+                              scheds)
+            elif not labelled:
+                ax.tick_params(axis="x", labelbottom=False)
+            else:
+                ax.set_xticks(x, ticks, rotation=30 if rotate else 0,
+                              ha="right" if rotate else "center")
+                label_ax = ax
+                if outer_keys:
+                    centers = [x[[where[g][0] == o for g in groups]].mean() for o in outers]
+                    label_ax = ax.secondary_xaxis("bottom")
+                    label_ax.set_xticks(centers, outers)
+                    label_ax.tick_params(axis="x", length=0, pad=17 if not rotate else 30,
+                                           labelsize=9)
+                    label_ax.spines["bottom"].set_visible(False)
+                label_ax.set_xlabel(param_label(inner))
+            if len(d.traces) > 1 and (mi == 0 or not wide):
+                ax.set_title(_trace_name(t))
+    _legend(fig, list(handles.values()), list(handles), title="Scheduler")
+    _suptitle(fig, "Scheduler comparison", d)
+    return fig
+
+
+def _cdf_points(path: Path, kind: str) -> tuple[np.ndarray, np.ndarray] | None:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    hist = data.get("latency_histogram_cycles", {}).get(kind) or {}
+    if not hist:
+        return None
+    cyc = np.array([int(k) for k in hist], dtype=float)
+    cnt = np.array(list(hist.values()), dtype=float)
+    order = np.argsort(cyc)
+    cyc, cnt = cyc[order], cnt[order]
+    return cyc * float(data["tck_ns"]), np.cumsum(cnt) / cnt.sum()
+
+
+def _plot_latency_cdf(d: _Data, metric=None, **_) -> Figure:
+    kind = metric or "read"
+    if kind not in ("read", "write"):
+        raise PlotError(f"latency-cdf: --metric must be read or write, got {kind!r}")
+    panels = d.panels()
+    nrows, ncols = _grid(len(panels), 4 if len(panels) > 4 else len(panels))
+    w, h = (2.9, 2.3) if len(panels) > 4 else (3.4, 2.6) if len(panels) > 1 else (4.2, 2.9)
+    fig, axes = _figure(nrows, ncols, w, h, sharex=True, sharey=True)
+    handles: dict[str, object] = {}
+    lo, hi = math.inf, 0.0
+    small_multiples = len(panels) > len(d.traces)
+    for ax, (title, sub) in zip(axes.flat, panels, strict=False):
+        for _, row in sub.iterrows():
+            pts = _cdf_points(run_path(d.dir, row["key"]), kind)
+            if pts is None:
+                continue
+            xs, ys = pts
+            lo, hi = min(lo, xs[0]), max(hi, xs[-1])
+            st = d.style(row)
+            label = row[SCHED_COL] if small_multiples else row["_config"]
+            if small_multiples:
+                st["linestyle"] = "-"
+            (line,) = ax.step(np.r_[xs[0], xs], np.r_[0.0, ys], where="post",
+                              color=st["color"], linestyle=st["linestyle"], linewidth=1.3,
+                              label=label)
+            handles.setdefault(label, line)
+        if title:
+            ax.set_title(title)
+        ax.set_ylim(0, 1.02)
+    if not handles:
+        raise PlotError(f"{d.dir}: no {kind} latency histograms in the run files "
+                        f"(runs/<key>.json missing or no {kind}s in the traces)")
+    if hi / max(lo, 1e-9) > 30:
+        from matplotlib.ticker import LogLocator, NullFormatter, StrMethodFormatter
+
+        for ax in axes.flat:
+            ax.set_xscale("log")
+            ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 3.0)))
+            ax.xaxis.set_major_formatter(StrMethodFormatter("{x:g}"))
+            ax.xaxis.set_minor_formatter(NullFormatter())
+    for ax in axes[-1, :]:
+        ax.set_xlabel(f"{kind.capitalize()} latency (ns)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel(f"Fraction of {kind}s \u2264 x")
+    _hide_unused(axes, len(panels))
+    _legend(fig, list(handles.values()), list(handles),
+            title="Scheduler" if small_multiples else "Configuration",
+            ncol=min(len(handles), 3 if not small_multiples else 4))
+    _suptitle(fig, f"{kind.capitalize()} latency CDF", d)
+    return fig
+
+
+def _plot_stalls(d: _Data, metric=None, **_) -> Figure:
+    if metric:
+        raise PlotError("--metric does not apply to --kind stalls (it always shows the "
+                        "turnaround idle cycles)")
+    from matplotlib.ticker import StrMethodFormatter
+
+    cols = [f"turnaround.{k}.idle_cycles" for k, _, _ in STALL_KINDS]
+    for c in cols:
+        d.need(c)
+    panels = d.panels()
+    small_multiples = len(panels) > len(d.traces)
+    nrows, ncols = _grid(len(panels), 4)
+    nbars = max(len(sub) for _, sub in panels)
+    w = max(2.2, 0.42 * nbars + 1.0) if small_multiples else max(3.4, 0.5 * nbars + 1.2)
+    fig, axes = _figure(nrows, ncols, w, 2.4 if small_multiples else 2.9, sharey=True)
+    handles = []
+    for ax, (title, sub) in zip(axes.flat, panels, strict=False):
+        labels = list(sub[SCHED_COL] if small_multiples else sub["_config"])
+        x = np.arange(len(sub))
+        bottom = np.zeros(len(sub))
+        handles = []
+        for (_kind, name, color), c in zip(STALL_KINDS, cols, strict=True):
+            vals = sub[c].to_numpy(dtype=float)
+            handles.append(ax.bar(x, vals, 0.7, bottom=bottom, color=color, label=name,
+                                  zorder=2))
+            bottom += np.nan_to_num(vals)
+        rotate = not small_multiples and max(len(s) for s in labels) * len(labels) > 40
+        ax.set_xticks(x, labels, rotation=35 if rotate else 0,
+                      ha="right" if rotate else "center")
+        ax.grid(axis="x", visible=False)
+        if title:
+            ax.set_title(title)
+        ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+    for ax in axes[:, 0]:
+        ax.set_ylabel("Idle data-bus cycles (cycles)")
+    _hide_unused(axes, len(panels))
+    _legend(fig, handles, [h.get_label() for h in handles], title="Turnaround",
+            ncol=len(handles))
+    _suptitle(fig, "Turnaround stalls", d)
+    return fig
+
+
+def _pick_param(d: _Data, param: str | None) -> str:
+    pd = d.pd
+    if param:
+        if param not in d.df.columns or param not in d.params:
+            raise PlotError(f"--param {param!r} is not a swept parameter (swept: "
+                            f"{', '.join(d.params) or 'none'})")
+        return param
+    cands = list(d.others)
+    if not cands:
+        raise PlotError("sweep: no swept parameter besides the scheduler to put on the x "
+                        "axis; sweep one (e.g. controller.read_queue) or use --kind "
+                        "schedulers")
+    numeric = [p for p in cands if pd.api.types.is_numeric_dtype(d.df[p])
+               and not pd.api.types.is_bool_dtype(d.df[p])]
+    pool = numeric or cands
+    return max(pool, key=lambda p: (d.df[p].nunique(), -cands.index(p)))
+
+
+def _plot_sweep(d: _Data, metric=None, param=None, **_) -> Figure:
+    pd = d.pd
+    metric = metric or DEFAULT_SWEEP_METRIC
+    d.need(metric)
+    param = _pick_param(d, param)
+    series_keys = [p for p in d.varying if p != param]
+    numeric = (pd.api.types.is_numeric_dtype(d.df[param])
+               and not pd.api.types.is_bool_dtype(d.df[param]))
+    if numeric:
+        xvals = sorted(d.df[param].unique())
+    else:
+        xvals = list(dict.fromkeys(d.df[param].astype(str)))
+    rest = [p for p in d.others if p != param]
+
+    def combo(row) -> str:
+        return ", ".join(format_value(p, row[p]) for p in rest)
+
+    combos = list(dict.fromkeys(combo(r) for _, r in d.df.iterrows()))
+    by_scheduler = d.sched_varies and param not in (SCHEDULER_KEY, SCHED_COL)
+
+    def style(row) -> dict:
+        oi = combos.index(combo(row))
+        if by_scheduler:
+            return {"color": PALETTE[d.schedulers.index(row[SCHED_COL]) % len(PALETTE)],
+                    "linestyle": LINESTYLES[oi % len(LINESTYLES)],
+                    "marker": MARKERS[oi % len(MARKERS)]}
+        return {"color": PALETTE[oi % len(PALETTE)], "linestyle": "-",
+                "marker": MARKERS[oi % len(MARKERS)]}
+
+    nrows, ncols = _grid(len(d.traces), 3)
+    fig, axes = _figure(nrows, ncols, 4.2, 3.0, sharey=True)
+    handles: dict[str, object] = {}
+    for ax, t in zip(axes.flat, d.traces, strict=False):
+        sub = d.df[d.df["trace"] == t]
+        key = sub[series_keys].astype(str).agg("\x00".join, axis=1) if series_keys \
+            else pd.Series("", index=sub.index)
+        for k in dict.fromkeys(key):
+            rows = sub[key == k]
+            first = rows.iloc[0]
+            label = ", ".join(format_value(p, first[p]) for p in
+                              sorted(series_keys, key=lambda p: p != SCHEDULER_KEY)) \
+                or first[SCHED_COL]
+            if numeric:
+                rows = rows.sort_values(param)
+                xs = rows[param].to_numpy(dtype=float)
+            else:
+                pos = {v: i for i, v in enumerate(xvals)}
+                rows = rows.assign(_x=rows[param].astype(str).map(pos)).sort_values("_x")
+                xs = rows["_x"].to_numpy(dtype=float)
+            st = style(first)
+            (line,) = ax.plot(xs, rows[metric].to_numpy(dtype=float), label=label, **st)
+            handles.setdefault(label, line)
+        if numeric:
+            positive = all(v > 0 for v in xvals)
+            if positive and len(xvals) > 2 and max(xvals) / min(xvals) >= 8:
+                ax.set_xscale("log", base=2)
+            ax.set_xticks(xvals, [f"{v:g}" for v in xvals])
+            ax.minorticks_off()
+        else:
+            ax.set_xticks(range(len(xvals)), xvals)
+            ax.set_xlim(-0.4, len(xvals) - 0.6)
+        ax.set_xlabel(param_label(param))
+        if len(d.traces) > 1:
+            ax.set_title(_trace_name(t))
+    for ax in axes[:, 0]:
+        ax.set_ylabel(metric_label(metric))
+    _hide_unused(axes, len(d.traces))
+    _legend(fig, list(handles.values()), list(handles),
+            ncol=min(len(handles), 2 if len(d.traces) == 1 else 3))
+    _suptitle(fig, f"{metric_label(metric).split(' (')[0]} vs "
+                   f"{param_label(param).split(' (')[0].lower()}", d)
+    return fig
+
+
+_KIND_FUNCS = {"schedulers": _plot_schedulers, "latency-cdf": _plot_latency_cdf,
+               "stalls": _plot_stalls, "sweep": _plot_sweep}
+
+
+def plot(results_dir, kind: str, out=None, *, metric: str | None = None,
+         param: str | None = None, title: str | None = None) -> Figure:
+    """Draw figure ``kind`` from a sweep results directory; save it to ``out``
+    (.png, .pdf or .svg) if given. Returns the matplotlib Figure."""
+    if kind not in _KIND_FUNCS:
+        raise PlotError(f"unknown plot kind {kind!r} (expected one of: {', '.join(KINDS)})")
+    if out is not None and Path(out).suffix.lower() not in FORMATS:
+        raise PlotError(f"{out}: output must end in {', '.join(FORMATS)}")
+    if param is not None and kind != "sweep":
+        raise PlotError(f"--param applies to --kind sweep only, not {kind}")
+    import matplotlib
+
+    with matplotlib.rc_context(STYLE):
+        d = _Data(results_dir, title)
+        fig = _KIND_FUNCS[kind](d, metric=metric, param=param)
+        if out is not None:
+            out = Path(out)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            fig.savefig(out, bbox_inches="tight", pad_inches=0.05)
+    return fig
+
+
+# ---------------------------------------------------------------------------- CLI
+
+def add_plot_parser(subparsers) -> None:
+    """``memsim plot RESULTS_DIR --kind KIND -o FILE.png|.pdf [--metric M] [--param P]``."""
+    p = subparsers.add_parser(
+        "plot", help="plot a sweep: scheduler bars, latency CDFs, stalls, metric vs parameter",
+        description="Draw a figure from a sweep results directory (memsim sweep -o DIR). "
+                    "Kinds: schedulers (bandwidth and read latency per scheduler), "
+                    "latency-cdf (latency CDF per configuration), stalls (turnaround idle "
+                    "cycles per configuration), sweep (a metric against a swept parameter, "
+                    "one line per scheduler).")
+    p.add_argument("results", metavar="RESULTS_DIR", help="output directory of memsim sweep")
+    p.add_argument("--kind", "-k", required=True, choices=KINDS, metavar="KIND",
+                   help=f"which figure: {', '.join(KINDS)}")
+    p.add_argument("-o", "--out", required=True, metavar="FILE.png|.pdf|.svg",
+                   help="output file (format from the extension)")
+    p.add_argument("--metric", "-m", metavar="M",
+                   help="results column: y of --kind sweep (default bandwidth_gbps.total) "
+                        "or the single metric of --kind schedulers; read|write for "
+                        "--kind latency-cdf")
+    p.add_argument("--param", metavar="P",
+                   help="x axis of --kind sweep (default: the swept parameter other than "
+                        "the scheduler, e.g. controller.read_queue)")
+    p.add_argument("--title", help="figure title (default: describes the data; '' for none)")
+    p.set_defaults(func=cmd_plot)
+
+
+def cmd_plot(args) -> int:
+    plot(args.results, args.kind, args.out, metric=args.metric, param=args.param,
+         title=args.title)
+    print(f"wrote {args.out}")
+    return 0

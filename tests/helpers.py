@@ -1,0 +1,184 @@
+"""Shared helpers for the engine, validation and CLI tests.
+
+Device of the closed-form tests: DDR4-2400R, x8, 8 Gb (the default preset). Its timings
+are spelled out once below, by name, so that every expected number in a test is an
+expression over these names (``test_engine_closed_form`` checks that the simulator
+resolves exactly these values).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from memsim import check, config
+from memsim.dram import spec as spec_mod
+from memsim.mapping import AddressMapping
+from memsim.sim import run_arrays
+
+# DDR4-2400R x8 8 Gb, in clock cycles (shared/reference/ddr4.md)
+CL, tRCD, tRP, tRAS, tRC, CWL = 16, 16, 16, 39, 55, 12
+tCCD_S, tCCD_L, tRRD_S, tRRD_L, tFAW = 4, 6, 4, 6, 26
+tWTR_S, tWTR_L, tRTP, tWR = 3, 9, 9, 18
+tRFC, tREFI, tBL, tRTRS = 421, 9364, 4, 2
+TIMINGS_2400 = dict(CL=CL, tRCD=tRCD, tRP=tRP, tRAS=tRAS, tRC=tRC, CWL=CWL, tCCD_S=tCCD_S,
+                    tCCD_L=tCCD_L, tRRD_S=tRRD_S, tRRD_L=tRRD_L, tFAW=tFAW, tWTR_S=tWTR_S,
+                    tWTR_L=tWTR_L, tRTP=tRTP, tWR=tWR, tRFC=tRFC, tREFI=tREFI, tBL=tBL,
+                    tRTRS=tRTRS)
+
+PRESETS = ("ddr4_2400_x8_1ch1r", "ddr4_3200_x8_2ch2r")
+SCHEDULERS = ("fcfs", "frfcfs", "frfcfs_cap")
+PAGE_POLICIES = ("open", "closed", "timeout")
+NO_REFRESH = ("dram.refresh=false",)
+
+# summary keys that measure the host, not the simulation
+HOST_KEYS = ("wall_seconds", "requests_per_second")
+
+LOG_DTYPES = {"cycle": "int64", "channel": "int64", "rank": "int64", "bankgroup": "int64",
+              "bank": "int64", "row": "int64", "column": "int64", "command": "string",
+              "request": "int64"}
+
+
+def resolve(cfg=None, overrides=()):
+    """(Config, DeviceSpec, AddressMapping) of a preset / dict plus overrides."""
+    cfg = config.load(cfg, overrides)
+    spec = spec_mod.build(cfg)
+    return cfg, spec, AddressMapping(spec, cfg.mapping.order, cfg.mapping.xor_bank)
+
+
+def addresses(mapping: AddressMapping, fields) -> np.ndarray:
+    """Byte addresses of ``fields``: an iterable of dicts with any of the keys channel,
+    rank, bankgroup, bank, row, column (DRAM columns, a multiple of 8)."""
+    return np.array([int(mapping.encode(**f)) for f in fields], dtype=np.int64)
+
+
+def read_log(path) -> pd.DataFrame:
+    return pd.read_csv(path, dtype=LOG_DTYPES)
+
+
+def run_logged(tmp_path, addr, is_write=None, cycle=None, cfg=None, overrides=(),
+               tick=False, name="cmd.csv", **kw):
+    """Run with a command log; return (result, summary, log DataFrame, log path)."""
+    path = tmp_path / name
+    result = run_arrays(addr, is_write, cycle, cfg, overrides, tick=tick, cmd_log=path, **kw)
+    return result, result.summary(), read_log(path), path
+
+
+def sim_summary(result) -> dict:
+    """The summary without the host-dependent keys (wall time)."""
+    s = result.summary()
+    for k in HOST_KEYS:
+        s.pop(k)
+    return s
+
+
+def commands(log: pd.DataFrame, *names) -> pd.DataFrame:
+    """Rows of the log whose command is one of ``names``."""
+    return log[log["command"].isin(names)]
+
+
+def cycles_of(log: pd.DataFrame, *names) -> list[int]:
+    return commands(log, *names)["cycle"].tolist()
+
+
+def sequence(log: pd.DataFrame) -> list[tuple[int, str, int]]:
+    """The log as (cycle, command, request) tuples: a readable spec in an assert."""
+    return list(zip(log["cycle"].tolist(), log["command"].tolist(), log["request"].tolist(),
+                    strict=True))
+
+
+def violations(path, cfg=None, overrides=()):
+    """Protocol-checker violations of a command log under the given config."""
+    _, spec, _ = resolve(cfg, overrides)
+    return check.check_file(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
+                            spec.banks_per_group)
+
+
+# ---------------------------------------------------------------- synthetic traces
+
+def trace(kind: str, n: int, seed: int = 0, write_ratio: float = 0.0,
+          footprint_bytes: int = 1 << 30, timed_every: float | None = None):
+    """A small synthetic trace made here (independent of memsim.trace.generate):
+    (addr, is_write, cycle or None). Kinds: random, stream, mix (four interleaved
+    streams), hot (few rows of few banks: many hits and conflicts)."""
+    rng = np.random.default_rng(seed)
+    lines = footprint_bytes // 64
+    if kind == "random":
+        line = rng.integers(0, lines, n)
+    elif kind == "stream":
+        line = np.arange(n) % lines
+    elif kind == "mix":
+        owner = rng.integers(0, 4, n)
+        line = np.empty(n, np.int64)
+        for s in range(4):
+            mine = np.flatnonzero(owner == s)
+            line[mine] = s * (lines // 4) + np.arange(len(mine))
+    elif kind == "hot":
+        # 64 lines in each of 8 rows spread 2 MiB apart: hits and conflicts everywhere
+        line = rng.integers(0, 8, n) * (1 << 15) + rng.integers(0, 64, n)
+    else:
+        raise ValueError(kind)
+    addr = (line % lines).astype(np.int64) * 64
+    is_write = rng.random(n) < write_ratio
+    cycle = None
+    if timed_every is not None:
+        cycle = np.floor(np.arange(n) * timed_every).astype(np.int64)
+    return addr, is_write, cycle
+
+
+def comparable(result) -> str:
+    """The simulated part of a summary as canonical JSON (NaN compares equal to NaN)."""
+    return json.dumps(sim_summary(result), sort_keys=True, default=str)
+
+
+def conservation_errors(log: pd.DataFrame, addr, is_write, mapping: AddressMapping) -> list:
+    """Why the command log does not serve every request exactly once, in its direction,
+    at its decoded channel/rank/bank group/bank/row/column (empty list: it does)."""
+    s = mapping.spec
+    d = mapping.decode(np.asarray(addr, np.int64))
+    per_rank = s.bankgroups * s.banks_per_group
+    want = pd.DataFrame({
+        "channel": d.bank // (s.ranks * per_rank),
+        "rank": (d.bank // per_rank) % s.ranks,
+        "bankgroup": (d.bank // s.banks_per_group) % s.bankgroups,
+        "bank": d.bank % s.banks_per_group,
+        "row": d.row,
+        "column": d.column,
+    })
+    errors = []
+    col = commands(log, "RD", "RDA", "WR", "WRA")
+    req = col["request"].to_numpy()
+    n = len(want)
+    counts = np.bincount(req[(req >= 0) & (req < n)], minlength=n)
+    if (req < 0).any() or (req >= n).any():
+        errors.append(f"column commands with request ids outside [0, {n}): "
+                      f"{sorted(set(req[(req < 0) | (req >= n)].tolist()))[:5]}")
+    if (counts != 1).any():
+        bad = np.flatnonzero(counts != 1)[:5].tolist()
+        errors.append(f"requests not served exactly once: {bad} "
+                      f"(times served {counts[bad].tolist()})")
+        return errors
+    col = col.sort_values("request")
+    writes = col["command"].isin(["WR", "WRA"]).to_numpy()
+    wrong_dir = np.flatnonzero(writes != np.asarray(is_write, bool))
+    if len(wrong_dir):
+        errors.append(f"requests served in the wrong direction: {wrong_dir[:5].tolist()}")
+    for name in want.columns:
+        got = col[name].to_numpy()
+        bad = np.flatnonzero(got != want[name].to_numpy())
+        if len(bad):
+            errors.append(f"{name} differs from the address decode for requests "
+                          f"{bad[:5].tolist()}")
+    # an ACT or a conflict PRE names the request it was issued for: same bank (and row)
+    for names, fields in ((("ACT",), list(want.columns[:5])),
+                          (("PRE",), list(want.columns[:4]))):
+        rows = commands(log, *names)
+        rows = rows[rows["request"] >= 0]
+        exp = want.iloc[rows["request"].to_numpy()][fields].to_numpy()
+        bad = np.flatnonzero((rows[fields].to_numpy() != exp).any(axis=1))
+        if len(bad):
+            errors.append(f"{names[0]} commands not at their request's bank/row: log rows "
+                          f"{rows.index[bad][:5].tolist()}")
+    return errors

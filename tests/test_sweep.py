@@ -1,0 +1,339 @@
+"""Sweeps: spec validation, grid expansion, parallel execution (local processes and a
+real Dask LocalCluster), resume, failure recording, CLI wiring."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+import pandas as pd
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memsim import sweep
+from memsim.sweep import SpecError, expand_grid, load_results, load_spec, run_sweep
+from memsim.trace import generate, write_trace
+
+HOST_COLUMNS = ["wall_seconds", "requests_per_second"]
+
+
+def _write_trace(path, seed, n=300, footprint=1 << 30):
+    cycle, is_write, addr = generate("random", n, seed=seed, write_ratio=0.3,
+                                     footprint_bytes=footprint)
+    write_trace(path, cycle, is_write, addr)
+    return path
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory):
+    d = tmp_path_factory.mktemp("traces")
+    return {
+        "a": _write_trace(d / "a.trace", seed=1),
+        "b": _write_trace(d / "b.trace", seed=2),
+        # addresses up to 8 GiB: fits an 8 Gb x8 rank, not a 4 Gb one
+        "big": _write_trace(d / "big.trace", seed=3, footprint=8 << 30),
+    }
+
+
+def _spec(traces, **kw):
+    spec = {"name": "t", "traces": [str(traces["a"]), str(traces["b"])],
+            "grid": {"controller.scheduler": ["fcfs", "frfcfs"],
+                     "controller.read_queue": [8, 32]}}
+    spec.update(kw)
+    return spec
+
+
+@pytest.fixture(scope="module")
+def local_sweep(traces, tmp_path_factory):
+    """One 4-point x 2-trace sweep with 2 worker processes, shared by several tests."""
+    out = tmp_path_factory.mktemp("local")
+    df = run_sweep(_spec(traces), out, jobs=2, backend="local", progress=False)
+    return out, df
+
+
+# ---------------------------------------------------------------- spec validation
+
+def test_unknown_top_level_key_is_named(traces):
+    with pytest.raises(SpecError, match="unknown key 'gird'"):
+        load_spec({"traces": [str(traces["a"])], "gird": {}})
+
+
+def test_grid_value_must_be_a_list(traces):
+    with pytest.raises(SpecError, match=r"grid\.controller\.read_queue: expected a list"):
+        load_spec({"traces": [str(traces["a"])], "grid": {"controller.read_queue": 16}})
+    with pytest.raises(SpecError, match=r"grid\.controller\.read_queue: the list .* empty"):
+        load_spec({"traces": [str(traces["a"])], "grid": {"controller.read_queue": []}})
+
+
+def test_unknown_config_key_in_grid_is_named(traces):
+    with pytest.raises(SpecError, match=r"grid\.controller\.read_queues: unknown config key"):
+        load_spec({"traces": [str(traces["a"])],
+                   "grid": {"controller.read_queues": [16, 32]}})
+    with pytest.raises(SpecError, match=r"grid\.ctrl\.scheduler: unknown config key"):
+        load_spec({"traces": [str(traces["a"])], "grid": {"ctrl.scheduler": ["fcfs"]}})
+
+
+def test_unknown_key_in_point_names_the_point(traces):
+    with pytest.raises(SpecError, match=r"points\[1\]\.dram\.sped: unknown config key"):
+        load_spec({"traces": [str(traces["a"])],
+                   "points": [{"dram.speed": "DDR4_2400R"}, {"dram.sped": "DDR4_3200AA"}]})
+
+
+def test_bad_value_names_point_and_key_before_anything_runs(traces, tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(sweep, "run_job", lambda job: calls.append(job))
+    spec = _spec(traces, points=[{"controller.scheduler": "fifo"}])
+    spec["grid"]["controller.read_queue"] = [8, 0]
+    with pytest.raises(SpecError) as e:
+        run_sweep(spec, tmp_path / "out", jobs=1, progress=False)
+    msg = str(e.value)
+    assert "grid point 1 (controller.scheduler=fcfs, controller.read_queue=0): " \
+           "controller.read_queue: 0 is below the minimum 1" in msg
+    assert "points[0] (controller.scheduler=fifo): controller.scheduler: 'fifo' is not " \
+           "one of" in msg
+    assert "3 of 5 points" in msg
+    assert calls == []
+    assert not (tmp_path / "out").exists()
+
+
+def test_other_spec_errors(traces):
+    a = str(traces["a"])
+    with pytest.raises(SpecError, match="traces: required"):
+        load_spec({"grid": {"controller.scheduler": ["fcfs"]}})
+    with pytest.raises(SpecError, match=r"grid\.controller\.scheduler: also set in overrides"):
+        load_spec({"traces": [a], "overrides": {"controller.scheduler": "fcfs"},
+                   "grid": {"controller.scheduler": ["fcfs", "frfcfs"]}})
+    with pytest.raises(SpecError, match=r"points\[0\]: expected a non-empty mapping"):
+        load_spec({"traces": [a], "points": ["controller.scheduler=fcfs"]})
+    with pytest.raises(SpecError, match=r"grid\.controller: a whole section cannot be swept"):
+        load_spec({"traces": [a], "grid": {"controller": {"scheduler": ["fcfs"]}}})
+    with pytest.raises(SpecError, match=r"grid\.dram\.timing: expected a list of values, got "
+                                        r"a mapping \(use dotted keys"):
+        load_spec({"traces": [a], "grid": {"dram.timing": {"tRTRS": [1, 2]}}})
+    with pytest.raises(SpecError, match=r"base: config file 'nope\.yaml' not found"):
+        load_spec({"traces": [a], "base": "nope.yaml"})
+    with pytest.raises(SpecError, match="traces"):
+        load_spec({"traces": "/nonexistent/*.trace"})
+
+
+def test_spec_file_paths_are_relative_to_the_spec(traces, tmp_path, monkeypatch):
+    d = tmp_path / "specs"
+    d.mkdir()
+    (d / "base.yaml").write_text("dram: {speed: DDR4_3200AA}\ncontroller: {read_queue: 48}\n")
+    (d / "local.trace").write_bytes(traces["a"].read_bytes())
+    (d / "s.yaml").write_text(yaml.safe_dump({
+        "base": "base.yaml", "traces": ["local.trace"],
+        "overrides": ["controller.write_queue=16"],
+        "grid": {"controller.scheduler": ["fcfs", "frfcfs"]}}))
+    monkeypatch.chdir(tmp_path)
+    s = load_spec(d / "s.yaml")
+    assert s.name == "s"
+    assert [t.path for t in s.traces] == [d / "local.trace"]
+    assert [p.config["dram"]["speed"] for p in s.points] == ["DDR4_3200AA"] * 2
+    assert [p.config["controller"]["read_queue"] for p in s.points] == [48, 48]
+    assert [p.config["controller"]["write_queue"] for p in s.points] == [16, 16]
+
+
+# ---------------------------------------------------------------- grid expansion
+
+def test_grid_expansion_and_explicit_points(traces):
+    s = load_spec({
+        "traces": [str(traces["a"]), str(traces["b"])],
+        "grid": {"controller.scheduler": ["fcfs", "frfcfs", "frfcfs_cap"],
+                 "dram.speed": ["DDR4_2400R", "DDR4_3200AA"]},
+        "points": [{"controller.scheduler": "frfcfs", "controller.page_policy": "closed"},
+                   {"controller.scheduler": "fcfs", "dram.speed": "DDR4_2400R"}],  # dup
+    })
+    assert len(s.points) == 3 * 2 + 1  # the duplicate of grid point 0 runs once
+    assert s.params == ["controller.scheduler", "dram.speed", "controller.page_policy"]
+    assert [p.values for p in s.points[:2]] == [
+        {"controller.scheduler": "fcfs", "dram.speed": "DDR4_2400R"},
+        {"controller.scheduler": "fcfs", "dram.speed": "DDR4_3200AA"}]
+    assert s.points[-1].config["controller"]["page_policy"] == "closed"
+    assert s.points[-1].config["dram"]["speed"] == "DDR4_2400R"  # from the base
+    jobs = sweep.plan(s)
+    assert len(jobs) == 7 * 2
+    assert len({j.key for j in jobs}) == 14
+
+
+def test_no_grid_means_one_point(traces):
+    s = load_spec({"traces": str(traces["a"]), "base": "ddr4_3200_x8_2ch2r"})
+    assert len(s.points) == 1
+    assert s.points[0].config["name"] == "ddr4_3200_x8_2ch2r"
+
+
+@given(st.lists(st.integers(1, 4), min_size=0, max_size=4))
+def test_grid_size_is_the_product(sizes):
+    grid = {f"k{i}": list(range(n)) for i, n in enumerate(sizes)}
+    points = expand_grid(grid)
+    assert len(points) == (math.prod(sizes) if sizes else 0)
+    assert len({tuple(p.items()) for p in points}) == len(points)
+
+
+def test_job_key_depends_on_config_and_trace_content(traces, tmp_path):
+    s = load_spec(_spec(traces))
+    keys = {j.key for j in sweep.plan(s)}
+    assert len(keys) == 8
+    # same content under the same name -> same key; different content -> different key
+    again = {j.key for j in sweep.plan(load_spec(_spec(traces)))}
+    assert again == keys
+
+
+# ---------------------------------------------------------------- running
+
+def test_local_sweep_table(local_sweep, traces):
+    out, df = local_sweep
+    assert len(df) == 4 * 2
+    assert list(df.columns[:7]) == ["point", "trace", "label", "controller.scheduler",
+                                    "controller.read_queue", "status", "error"]
+    for col in ("key", "bandwidth_gbps.total", "latency_ns.read.p99",
+                "turnaround.write_to_read.idle_cycles", "row_buffer.hit_rate",
+                "config.controller.scheduler", "trace.sha256"):
+        assert col in df.columns, col
+    assert (df["status"] == "ok").all()
+    assert df["error"].isna().all()
+    assert df["point"].tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert df["trace"].tolist() == [str(traces["a"]), str(traces["b"])] * 4
+    assert df["label"].tolist()[::2] == ["fcfs, read_queue=8", "fcfs, read_queue=32",
+                                         "frfcfs, read_queue=8", "frfcfs, read_queue=32"]
+    assert (df["controller.scheduler"] == df["config.controller.scheduler"]).all()
+    assert (df["requests.total"] == 300).all()
+    assert (df["bandwidth_gbps.total"] > 0).all()
+    # the files: table twice, one JSON per run, nothing half-written
+    pq = pd.read_parquet(out / "results.parquet")
+    csv = pd.read_csv(out / "results.csv")
+    assert len(pq) == len(csv) == 8
+    pd.testing.assert_frame_equal(load_results(out), pq)
+    runs = sorted(p.name for p in (out / "runs").iterdir())
+    assert runs == sorted(f"{k}.json" for k in df["key"])
+    data = json.loads((out / "runs" / runs[0]).read_text())
+    assert set(data["latency_histogram_cycles"]) == {"read", "write"}
+    assert data["sweep"]["key"] == runs[0][:-5]
+    manifest = json.loads((out / "sweep.json").read_text())
+    assert manifest["params"] == ["controller.scheduler", "controller.read_queue"]
+
+
+def test_local_matches_a_single_run(local_sweep, traces):
+    from memsim import sim
+
+    _, df = local_sweep
+    row = df[(df["label"] == "frfcfs, read_queue=8") & (df["trace"] == str(traces["b"]))]
+    r = sim.run(traces["b"], None, ["controller.scheduler=frfcfs",
+                                    "controller.read_queue=8"]).summary()
+    assert row["cycles"].item() == r["cycles"]
+    assert row["bandwidth_gbps.total"].item() == pytest.approx(r["bandwidth_gbps"]["total"])
+    assert row["latency_cycles.read.p99"].item() == r["latency_cycles"]["read"]["p99"]
+
+
+def test_resume_skips_finished_runs(local_sweep, traces, tmp_path, monkeypatch):
+    import shutil
+
+    src, first = local_sweep
+    out = tmp_path / "copy"
+    shutil.copytree(src, out)
+    mtimes = {p: p.stat().st_mtime_ns for p in (out / "runs").iterdir()}
+    calls = []
+    real = sweep.run_job
+
+    def counting(job):
+        calls.append(job.key)
+        return real(job)
+
+    monkeypatch.setattr(sweep, "run_job", counting)
+    df = run_sweep(_spec(traces), out, jobs=1, progress=False)
+    assert calls == []
+    assert df.attrs["reused"] == 8
+    assert {p: p.stat().st_mtime_ns for p in (out / "runs").iterdir()} == mtimes
+    cols = [c for c in first.columns if c not in HOST_COLUMNS]
+    pd.testing.assert_frame_equal(df[cols], first[cols])
+
+    # a lost (or never finished) run is run again, and only that one
+    victim = first["key"].iloc[3]
+    (out / "runs" / f"{victim}.json").unlink()
+    df = run_sweep(_spec(traces), out, jobs=1, progress=False)
+    assert calls == [victim]
+    assert (df["status"] == "ok").all()
+
+
+def test_failing_jobs_are_recorded_and_others_complete(traces, tmp_path):
+    spec = {"traces": [str(traces["big"]), str(tmp_path / "missing.trace")],
+            "grid": {"dram.density_gbit": [4, 8]}}
+    out = tmp_path / "out"
+    df = run_sweep(spec, out, jobs=2, progress=False)
+    assert len(df) == 4
+    by = {(r["dram.density_gbit"], r["trace"].rsplit("/", 1)[-1]): r for _, r in df.iterrows()}
+    ok = by[(8, "big.trace")]
+    assert ok["status"] == "ok" and ok["bandwidth_gbps.total"] > 0
+    small = by[(4, "big.trace")]
+    assert small["status"] == "failed"
+    assert "AddressError" in small["error"] and "capacity" in small["error"]
+    for density in (4, 8):
+        miss = by[(density, "missing.trace")]
+        assert miss["status"] == "failed"
+        assert "missing.trace" in miss["error"]
+        assert math.isnan(miss["bandwidth_gbps.total"])
+    failed = df[df["status"] == "failed"]
+    for key in failed["key"]:
+        record = json.loads((out / "runs" / f"{key}.error.json").read_text())
+        assert record["error"] and "Traceback" in record["traceback"]
+        assert not (out / "runs" / f"{key}.json").exists()
+    assert len(pd.read_parquet(out / "results.parquet")) == 4
+    # failed runs are retried on resume; the good one is reused
+    df2 = run_sweep(spec, out, jobs=1, progress=False)
+    assert df2.attrs["reused"] == 1
+    assert (df2["status"] == "failed").sum() == 3
+
+
+def _parser():
+    p = argparse.ArgumentParser(prog="memsim")
+    sub = p.add_subparsers(dest="command", required=True)
+    sweep.add_sweep_parser(sub)
+    return p
+
+
+def test_cli_exit_codes_and_dry_run(traces, tmp_path, capsys):
+    spec = tmp_path / "s.yaml"
+    spec.write_text(yaml.safe_dump({"traces": [str(traces["a"]), "missing.trace"],
+                                    "grid": {"controller.scheduler": ["fcfs", "frfcfs"]}}))
+    args = _parser().parse_args(["sweep", str(spec), "-o", str(tmp_path / "o"),
+                                 "--dry-run"])
+    assert args.func(args) == 0
+    assert "2 points x 2 traces = 4 runs (0 already" in capsys.readouterr().out
+    args = _parser().parse_args(["sweep", str(spec), "-o", str(tmp_path / "o"), "-j", "1",
+                                 "--no-progress"])
+    assert args.func(args) == 1
+    captured = capsys.readouterr()
+    assert "4 runs (4 run now, 0 reused, 2 failed)" in captured.out
+    assert "failed: fcfs on missing.trace" in captured.err
+
+    spec.write_text(yaml.safe_dump({"traces": [str(traces["a"])],
+                                    "grid": {"controller.scheduler": ["fcfs", "frfcfs"]}}))
+    args = _parser().parse_args(["sweep", str(spec), "-o", str(tmp_path / "o"), "-j", "1",
+                                 "--no-progress"])
+    assert args.func(args) == 0
+    assert "2 runs (0 run now, 2 reused, 0 failed)" in capsys.readouterr().out
+
+
+def test_bad_arguments(traces, tmp_path):
+    with pytest.raises(ValueError, match="backend"):
+        run_sweep(_spec(traces), tmp_path, backend="slurm")
+    with pytest.raises(ValueError, match="jobs"):
+        run_sweep(_spec(traces), tmp_path, jobs=0)
+    with pytest.raises(ValueError, match="scheduler_address needs backend='dask'"):
+        run_sweep(_spec(traces), tmp_path, scheduler_address="tcp://127.0.0.1:1")
+    with pytest.raises(FileNotFoundError, match="no such results directory"):
+        load_results(tmp_path / "nothing")
+    with pytest.raises(FileNotFoundError, match="no sweep results here"):
+        load_results(tmp_path)
+
+
+def test_dask_local_cluster_gives_the_same_table(local_sweep, traces, tmp_path):
+    _, local = local_sweep
+    df = run_sweep(_spec(traces), tmp_path / "dask", jobs=2, backend="dask", progress=False)
+    cols = [c for c in local.columns if c not in HOST_COLUMNS]
+    assert sorted(df.columns) == sorted(local.columns)
+    pd.testing.assert_frame_equal(df[cols], local[cols])
+    assert len(list((tmp_path / "dask" / "runs").glob("*.json"))) == 8
