@@ -339,9 +339,10 @@ def _canonical(obj) -> str:
 
 
 def job_key(config: dict, identity: dict) -> str:
-    """Short hash of a resolved config and a trace identity (path, bytes, sha256)."""
+    """Short hash of a resolved config, a trace identity (path, bytes, sha256) and the
+    memsim version (a new version's engine may give other numbers: rerun)."""
     ident = {k: identity.get(k) for k in ("path", "bytes", "sha256")}
-    blob = _canonical({"config": config, "trace": ident})
+    blob = _canonical({"config": config, "trace": ident, "memsim": __version__})
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
