@@ -455,7 +455,6 @@ def _schedule_channel(P, T, S, ch, t):
     S.F[F_SCAN] = scan
     cap = P[P_CAP]
     open_row = S.open_row
-    rank_of = S.rank_of
     ref_pending = S.ref_pending
     bypass = S.bypass
     hits_pending = S.hits_pending[q]
@@ -470,35 +469,48 @@ def _schedule_channel(P, T, S, ch, t):
     # and finds the earliest cycle at which a command that is not ready becomes ready.
     any_ready = False
     any_hit_ready = False
-    b0 = ch * P[P_NRANK] * per_rank
-    for b in range(b0, b0 + P[P_NRANK] * per_rank):
-        n_req = pending[b]
-        if n_req == 0 or ref_pending[rank_of[b]] != 0:
+    e = S.earliest
+    node_bg = S.node_bg
+    col = RD + q
+    for rk in range(ch * P[P_NRANK], (ch + 1) * P[P_NRANK]):
+        if ref_pending[rk] != 0:
             continue
-        n_hit = hits_pending[b]
-        if n_hit > 0:
-            ready = _ready(S, RD + q, b)
-            if ready <= t:
-                ready_hit[b] = scan
-                any_hit_ready = True
-            elif ready < nxt:
-                nxt = ready
-        if n_req > n_hit:
-            if open_row[b] < 0:
-                cmd = ACT
-            elif (sched != SCHED_FCFS and n_hit > 0
-                    and (sched == SCHED_FRFCFS or bypass[b] < cap)):
-                # FR-FCFS does not close a row that queued requests still hit (with a
-                # cap: until the cap is reached)
+        # the channel and rank parts of each command's readiness, once per rank
+        b0 = rk * per_rank
+        cn, rn, bank_node0 = S.node_ch[b0], S.node_rank[b0], S.node_bank[b0] - b0
+        rank_col = max(e[cn, col], e[rn, col])
+        rank_act = max(e[cn, ACT], e[rn, ACT])
+        rank_pre = max(e[cn, PRE], e[rn, PRE])
+        for b in range(b0, b0 + per_rank):
+            n_req = pending[b]
+            if n_req == 0:
                 continue
-            else:
-                cmd = PRE
-            ready = _ready(S, cmd, b)
-            if ready <= t:
-                ready_other[b] = scan
-                any_ready = True
-            elif ready < nxt:
-                nxt = ready
+            n_hit = hits_pending[b]
+            if n_hit > 0:
+                ready = max(rank_col, e[node_bg[b], col], e[bank_node0 + b, col])
+                if ready <= t:
+                    ready_hit[b] = scan
+                    any_hit_ready = True
+                elif ready < nxt:
+                    nxt = ready
+            if n_req > n_hit:
+                if open_row[b] < 0:
+                    cmd = ACT
+                    ready = rank_act
+                elif (sched != SCHED_FCFS and n_hit > 0
+                        and (sched == SCHED_FRFCFS or bypass[b] < cap)):
+                    # FR-FCFS does not close a row that queued requests still hit
+                    # (with a cap: until the cap is reached)
+                    continue
+                else:
+                    cmd = PRE
+                    ready = rank_pre
+                ready = max(ready, e[node_bg[b], cmd], e[bank_node0 + b, cmd])
+                if ready <= t:
+                    ready_other[b] = scan
+                    any_ready = True
+                elif ready < nxt:
+                    nxt = ready
 
     # Phase 2, only when something is ready: pick the request, oldest first. Without a
     # ready row hit the oldest request with a ready command wins, so stop there.
