@@ -245,8 +245,9 @@ def _issue_act(P, T, S, t, q, ch, i):
     S.last_use[b] = t
     for qq in range(2):  # requests already queued for this row are now hits
         n = 0
-        if S.pending[qq, b] == 0:
-            S.hits_pending[qq, b] = 0
+        if S.pending[qq, b] == 0 or (qq == q and S.pending[qq, b] == 1):
+            # nothing queued for the bank, or only the request being activated
+            S.hits_pending[qq, b] = S.pending[qq, b]
             continue
         h = S.q_head[qq, ch]
         for j in range(S.q_len[qq, ch]):
