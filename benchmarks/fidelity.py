@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import csv
 import heapq
-import math
 import sys
 import time
 from dataclasses import dataclass, field
@@ -158,17 +157,23 @@ def little_latency(sysm: System, rate_per_cycle: float) -> float:
 
 # ---------------------------------------------------------------- address patterns
 
-def bg_stream(sysm: System, n: int, one_bank_group: bool = False):
+def bg_stream(sysm: System, n: int, one_bank_group: bool = False, one_row: bool = False):
     """n row-hit reads, interleaved over the channels (request k -> channel k % C).
     Within a channel, consecutive requests rotate over the bank groups (or stay in bank
     group 0) and walk the columns of one open row per bank; a bank's row changes only
-    after every bank in use has been swept, so the PRE/ACT of a new row is hidden."""
+    after every bank in use has been swept, so the PRE/ACT of a new row is hidden
+    (issued as soon as its first request enters the queue). ``one_row``: wrap around
+    the columns of row 0 of bank 0 instead (no ACT after the first ones at all)."""
     s = sysm.spec
     nch = s.channels
     k = np.arange(n, dtype=np.int64)
     ch, j = k % nch, k // nch
     bpr = s.bursts_per_row
-    if one_bank_group:
+    if one_row:
+        bg = np.zeros_like(j) if one_bank_group else j % s.bankgroups
+        col = (j if one_bank_group else j // s.bankgroups) % bpr
+        bank = row = np.zeros_like(j)
+    elif one_bank_group:
         bg = np.zeros_like(j)
         col = j % bpr
         bank = (j // bpr) % s.banks_per_group
@@ -288,15 +293,17 @@ def case_tfaw(sysm: System, n: int) -> Row:
 
 def case_write_read(sysm: System, n: int) -> Row:
     """W, R, W, R ... to one rank (writes in bank group 0, reads in bank group 1, row
-    hits) with queues of one entry each, so that the controller must alternate."""
+    hits) with queues of one entry each, so that the controller must alternate. The
+    bound is the steady state; the first pairs differ (the write drain serves W0 and
+    W2 before R1), so there is no exact whole-trace cycle count here."""
     t = sysm.t
     n -= n % 2
     k = np.arange(n, dtype=np.int64)
     is_write = k % 2 == 0
     j = k // 2
-    bpr = sysm.spec.bursts_per_row
-    addr = sysm.mapping.encode(bankgroup=np.where(is_write, 0, 1), bank=(j // bpr) % 4,
-                               row=j // (bpr * 4), column=(j % bpr) * 8)
+    # one row per bank group, columns wrapping around: no ACT after the first two
+    addr = sysm.mapping.encode(bankgroup=np.where(is_write, 0, 1),
+                               column=(j % sysm.spec.bursts_per_row) * 8)
     extra = ("controller.read_queue=1", "controller.write_queue=1")
     r = sysm.run(addr, is_write, extra=extra)
     w2r = t["CWL"] + t["tBL"] + t["tWTR_S"]
@@ -361,9 +368,14 @@ def case_random(sysm: System, n: int, seed: int) -> Row:
     binds = "peak" if peak <= faw else "tFAW"
     rb = summ["row_buffer"]
     rs = summ["turnaround"]["rank_switch"]
-    note = (f"peak {peak:.2f} / tFAW {faw:.2f} -> {binds} binds; hit rate "
-            f"{rb['hit_rate']:.3f}; rank switches {rs['count']} "
-            f"({rs['idle_cycles']} idle bus cycles)")
+    note = f"peak {peak:.2f} / tFAW {faw:.2f} -> {binds} binds; hit rate {rb['hit_rate']:.3f}"
+    if s.ranks > 1:
+        # the data bus also idles >= tRTRS at every rank switch: bound with memsim's count
+        bus = (n * t["tBL"] + rs["count"] * t["tRTRS"]) / s.channels
+        note += (f"; {rs['count']} rank switches x tRTRS={t['tRTRS']}: bus bound "
+                 f"{sysm.gbps(n, bus):.2f}")
+    if s.channels > 1:
+        note += "; latency: estimate (in-order entry leaves queues part-empty)"
     return Row(f"random reads 4 GiB, {s.channels}ch {s.ranks}r", sysm.label,
                summ["bandwidth_gbps"]["total"], bound, _mean_read_latency_ns(r),
                little_latency(sysm, rate) * sysm.tck, None, note)
@@ -372,16 +384,19 @@ def case_random(sysm: System, n: int, seed: int) -> Row:
 def case_sequential(sysm: System, n: int) -> Row:
     """Plain sequential addresses under the preset's mapping (ro-ba-bg-ra-co-ch): the
     column bits sit right above the channel bit, so each channel reads a whole row
-    (bursts_per_row) from one bank before moving on: row hits in one bank group,
-    one burst per tCCD_L per channel (bank changes overlap a little, so this is an
-    approximate bound, not a strict one)."""
+    (bursts_per_row) from one bank before moving on: row hits in one bank group, one
+    burst per tCCD_L per channel, except near the end of a segment, where the queue
+    already holds the next one (other rank or bank group) and RDs interleave. Bound:
+    the data bus (peak); the note gives the tCCD_L rate for comparison."""
     t, s = sysm.t, sysm.spec
     addr = np.arange(n, dtype=np.int64) * 64
     r = sysm.run(addr)
-    gap = max(t["tCCD_L"], t["tBL"])
+    gap = max(t["tBL"], t["tCCD_S"])
     rate = s.channels / gap
-    note = f"one bank group per {s.bursts_per_row * 64 // 1024} KiB row: tCCD_L={gap} per " \
-           f"burst per channel (approximate)"
+    seg = s.bursts_per_row * 64 // 1024
+    note = (f"{seg} KiB per channel from one bank: tCCD_L={t['tCCD_L']} alone would give "
+            f"{sysm.gbps(s.channels, max(t['tCCD_L'], t['tBL'])):.2f}; the queue overlaps "
+            f"the next {seg} KiB (other rank / bank group) near segment ends")
     return Row("sequential addresses, preset mapping", sysm.label,
                r.summary()["bandwidth_gbps"]["total"], sysm.gbps(s.channels, gap),
                _mean_read_latency_ns(r), little_latency(sysm, rate) * sysm.tck, None, note)
@@ -391,9 +406,11 @@ def case_refresh(sysm: System, n: int) -> Row:
     """The bank-group stream with refresh on. Bound: tRFC of every tREFI lost. The
     exact closed form also charges, per refresh, the PREA (last RD + tRTP), tRP, and the
     re-activation (tRCD) minus the burst that overlaps: tRTP + tRP + tRFC + tRCD - tBL
-    data-bus cycles."""
+    data-bus cycles. The stream stays in one row per bank group (columns wrap), because a
+    bank-opening ACT shortly before a refresh falls due holds the PREA back until
+    ACT + tRAS (correct DDR4 behaviour, but outside this closed form)."""
     t = sysm.t
-    addr, ch, j = bg_stream(sysm, n)
+    addr, ch, j = bg_stream(sysm, n, one_row=True)
     r = sysm.run(addr)
     gap = max(t["tBL"], t["tCCD_S"])
     bound = sysm.gbps(1, gap) * (1 - t["tRFC"] / t["tREFI"])

@@ -12,9 +12,12 @@ queued request's next command becomes ready, a refresh falls due, an open row ti
 out) and takes the minimum over channels and the front end. With ``tick`` set it
 instead advances one cycle at a time; both give identical decisions (tested).
 
-Every function is compiled with ``_nrt=False``: the loop allocates nothing, and without
-the runtime's reference counting a helper call that passes the ~35-array state tuple
-costs nothing instead of ~50 ns (measured), which made the loop several times slower.
+Compilation options (``_COMPILED``): ``_nrt=False`` because the loop allocates nothing,
+and without the runtime's reference counting a helper that takes the ~35-array state
+tuple costs nothing instead of ~50 ns per call (measured; it made the loop several
+times slower); helpers are inlined into ``run_chunk`` (compiling takes ~30 s once,
+cached on disk; the loop runs about twice as fast); ``error_model="numpy"`` drops
+division-by-zero checks.
 
 State arrays (``NB`` banks in the system, flat index ``((ch*R + r)*BG + g)*BA + b``):
 
@@ -73,17 +76,24 @@ HIST_SIZE = HIST_LINEAR + 47 * 256
 # Command-log columns.
 LOG_COLS = 9  # cycle, channel, rank, bankgroup, bank, row, column, command, request
 
+_COMPILED = dict(cache=True, _nrt=False, error_model="numpy")
+_INLINE = dict(_COMPILED, inline="always")
+
 Tables = namedtuple("Tables", "latency window_prev window_scope window_next window_size "
                               "window_latency burst_cycles data_delay")
-State = namedtuple("State", "node_ch node_rank node_bg node_bank rank_of earliest win_hist "
-                            "win_count open_row open_count bypass "
-                            "pending hits_pending last_use scan_stamp ready_hit ready_other "
-                            "ref_due "
-                            "ref_pending q_id q_arr q_bank q_row q_col q_cat q_len q_head wmode "
-                            "ch_next last_dir last_rank last_end F heap counters hist log")
+State = namedtuple("State", " ".join((
+    "node_ch node_rank node_bg node_bank rank_of",  # geometry: bank -> node ids
+    "earliest win_hist win_count",  # timing
+    "open_row open_count bypass pending hits_pending last_use",  # banks
+    "scan_stamp ready_hit ready_other",  # scheduler scratch
+    "ref_due ref_pending",  # refresh
+    "q_id q_arr q_bank q_row q_col q_cat q_len q_head",  # queues
+    "wmode ch_next last_dir last_rank last_end",  # channels
+    "F heap counters hist log",  # front end, statistics, command log
+)))
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**_INLINE)
 def hist_index(v):
     if v < HIST_LINEAR:
         return v
@@ -95,25 +105,14 @@ def hist_index(v):
 
 # ---------------------------------------------------------------- node arithmetic
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**_INLINE)
 def _nodes(S, b):
     """Node ids of bank ``b``'s channel, rank, bank group and bank (precomputed: integer
     division is slow enough to dominate the scheduler's scan)."""
     return S.node_ch[b], S.node_rank[b], S.node_bg[b], S.node_bank[b]
 
 
-@njit(cache=True, _nrt=False, inline="always")
-def _max4(a, b, c, d):
-    if b > a:
-        a = b
-    if c > a:
-        a = c
-    if d > a:
-        a = d
-    return a
-
-
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**_INLINE)
 def _ready(S, cmd, b):
     e = S.earliest
     r = e[S.node_ch[b], cmd]
@@ -129,7 +128,7 @@ def _ready(S, cmd, b):
     return r
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**_INLINE)
 def _ready_rank(P, S, cmd, rk):
     """Readiness of a rank-scoped command (PREA, REF): every bank of the rank agrees."""
     per_rank = P[P_NBG] * P[P_NBA]
@@ -142,7 +141,7 @@ def _ready_rank(P, S, cmd, rk):
     return r
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**_INLINE)
 def _apply_constraints(P, T, S, cmd, b, t):
     """Issuing ``cmd`` at bank ``b`` (the rank's first bank for rank-scoped commands) at
     cycle ``t``: push every constrained next command's earliest cycle forward."""
@@ -202,7 +201,7 @@ def _apply_constraints(P, T, S, cmd, b, t):
 
 # ---------------------------------------------------------------- issuing commands
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**_INLINE)
 def _log(P, S, t, cmd, b, row, col, req, rank_flat):
     if P[P_LOG] == 0:
         return
@@ -225,7 +224,7 @@ def _log(P, S, t, cmd, b, row, col, req, rank_flat):
     S.F[F_LOG_LEN] = i + 1
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**_INLINE)
 def _close_bank(P, S, b):
     if S.open_row[b] >= 0:
         S.open_row[b] = -1
@@ -234,7 +233,7 @@ def _close_bank(P, S, b):
     S.hits_pending[1, b] = 0
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**_INLINE)
 def _issue_act(P, T, S, t, q, ch, i):
     b = S.q_bank[q, ch, i]
     row = S.q_row[q, ch, i]
@@ -261,7 +260,7 @@ def _issue_act(P, T, S, t, q, ch, i):
     _log(P, S, t, ACT, b, row, -1, S.q_id[q, ch, i], S.rank_of[b])
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**_INLINE)
 def _issue_pre(P, T, S, t, b, req):
     _apply_constraints(P, T, S, PRE, b, t)
     _close_bank(P, S, b)
@@ -269,7 +268,7 @@ def _issue_pre(P, T, S, t, b, req):
     _log(P, S, t, PRE, b, -1, -1, req, S.rank_of[b])
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**_INLINE)
 def _issue_column(P, T, S, t, q, ch, i):
     """Serve request ``i`` of queue ``q`` (a row hit): RD/WR, or RDA/WRA when the page
     policy closes the row after its last pending hit. Records its statistics and
@@ -326,7 +325,7 @@ def _issue_column(P, T, S, t, q, ch, i):
     _remove(P, S, q, ch, i)
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**_INLINE)
 def _move(S, q, ch, dst, src):
     S.q_id[q, ch, dst] = S.q_id[q, ch, src]
     S.q_arr[q, ch, dst] = S.q_arr[q, ch, src]
@@ -336,7 +335,7 @@ def _move(S, q, ch, dst, src):
     S.q_cat[q, ch, dst] = S.q_cat[q, ch, src]
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**_INLINE)
 def _remove(P, S, q, ch, slot):
     """Take the request in ``slot`` out of its queue, keeping age order: close the gap
     from whichever end is nearer."""
@@ -356,7 +355,7 @@ def _remove(P, S, q, ch, slot):
 
 # ---------------------------------------------------------------- completion heap
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**_INLINE)
 def _heap_push(S, v):
     h = S.heap
     n = S.F[F_HEAP]
@@ -370,7 +369,7 @@ def _heap_push(S, v):
     S.F[F_HEAP] += 1
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**_INLINE)
 def _heap_pop(S):
     h = S.heap
     n = S.F[F_HEAP] - 1
@@ -392,7 +391,7 @@ def _heap_pop(S):
 
 # ---------------------------------------------------------------- one channel, one cycle
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**_INLINE)
 def _refresh(P, T, S, ch, t):
     """Refresh duties of the channel's ranks at cycle t. Returns (issued, next_cycle)."""
     nxt = INF
@@ -426,7 +425,7 @@ def _refresh(P, T, S, ch, t):
     return False, nxt
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**_INLINE)
 def _update_write_mode(P, S, ch):
     nr_q = S.q_len[0, ch]
     nw_q = S.q_len[1, ch]
@@ -437,7 +436,7 @@ def _update_write_mode(P, S, ch):
         S.wmode[ch] = 0
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(**_INLINE)
 def _schedule_channel(P, T, S, ch, t):
     """Issue at most one command on channel ``ch`` at cycle ``t``. Returns the next
     cycle at which this channel needs attention."""
@@ -590,7 +589,7 @@ def _schedule_channel(P, T, S, ch, t):
 NEED_INPUT, DONE, LOG_FULL = 0, 1, 2
 
 
-@njit(cache=True, _nrt=False)
+@njit(**_COMPILED)
 def run_chunk(P, T, S, arrival, is_write, bank, row, col, req_base, final):
     """Advance the memory system through ``arrival.size`` requests (bank, row and column
     already decoded). Returns NEED_INPUT when the chunk has entered the controller and
