@@ -22,6 +22,9 @@ from memsim.dram.ddr4 import COMMANDS
 from memsim.engine import core
 
 PERCENTILES = (50, 95, 99)
+# Summary keys that measure the host, not the simulated system (they differ between
+# otherwise identical runs).
+HOST_METRICS = ("wall_seconds", "requests_per_second", "jit_seconds")
 
 
 def hist_values() -> np.ndarray:
@@ -54,8 +57,9 @@ class Result:
     counters: np.ndarray
     hist: np.ndarray  # (2, HIST_SIZE): read, write latency histograms in cycles
     cycles: int
-    wall_seconds: float
+    wall_seconds: float  # simulation only
     trace: dict = field(default_factory=dict)  # path, format, bytes, bad_lines, ...
+    jit_seconds: float = 0.0  # compiling / loading the compiled engine, before the run
 
     # ------------------------------------------------------------------ metrics
     @property
@@ -128,6 +132,7 @@ class Result:
                                 if self.cycles else 0.0),
             "wall_seconds": self.wall_seconds,
             "requests_per_second": total / self.wall_seconds if self.wall_seconds else 0.0,
+            "jit_seconds": self.jit_seconds,
             "trace": dict(self.trace),
             "config": self.config,
         }

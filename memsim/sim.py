@@ -98,6 +98,8 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
     writer = CommandLogWriter(cmd_log) if cmd_log is not None else None
     engine = Engine(cfg, spec, timed=timed, tick=tick, log_sink=writer)
     ratio = cfg.frontend.cpu_cycles_per_dram_cycle
+    t_jit = time.perf_counter()
+    engine.warm_up()  # compile or load the compiled loop: not simulation time
     t0 = time.perf_counter()
     ok = False
     try:
@@ -120,7 +122,7 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
     wall = time.perf_counter() - t0
     return Result(config=cfg.to_dict(), spec=spec, counters=engine.S.counters.copy(),
                   hist=engine.S.hist.copy(), cycles=engine.final_cycle, wall_seconds=wall,
-                  trace=dict(trace_info or {}))
+                  jit_seconds=t0 - t_jit, trace=dict(trace_info or {}))
 
 
 def run(trace, config=None, overrides=(), *, fmt: str | None = None,

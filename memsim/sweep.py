@@ -68,7 +68,7 @@ SCHEDULER_KEY = "controller.scheduler"
 META_COLUMNS = ("point", "trace", "label")
 STATUS_COLUMNS = ("status", "error", "key")
 # Summary keys that measure the host rather than the simulated system.
-HOST_METRICS = ("wall_seconds", "requests_per_second")
+HOST_METRICS = ("wall_seconds", "requests_per_second", "jit_seconds")
 
 
 class SpecError(config_mod.ConfigError):

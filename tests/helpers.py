@@ -16,6 +16,7 @@ import pandas as pd
 from memsim import check, config
 from memsim.dram import spec as spec_mod
 from memsim.mapping import AddressMapping
+from memsim.results import HOST_METRICS
 from memsim.sim import run_arrays
 
 # DDR4-2400R x8 8 Gb, in clock cycles (shared/reference/ddr4.md)
@@ -34,7 +35,7 @@ PAGE_POLICIES = ("open", "closed", "timeout")
 NO_REFRESH = ("dram.refresh=false",)
 
 # summary keys that measure the host, not the simulation
-HOST_KEYS = ("wall_seconds", "requests_per_second")
+HOST_KEYS = HOST_METRICS
 
 LOG_DTYPES = {"cycle": "int64", "channel": "int64", "rank": "int64", "bankgroup": "int64",
               "bank": "int64", "row": "int64", "column": "int64", "command": "string",

@@ -14,10 +14,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memsim import sweep
+from memsim.results import HOST_METRICS
 from memsim.sweep import SpecError, expand_grid, load_results, load_spec, run_sweep
 from memsim.trace import generate, write_trace
 
-HOST_COLUMNS = ["wall_seconds", "requests_per_second"]
+HOST_COLUMNS = list(HOST_METRICS)
 
 
 def _write_trace(path, seed, n=300, footprint=1 << 30):

@@ -134,6 +134,13 @@ class Engine:
         if status == core.DONE:
             self.done = True
 
+    def warm_up(self) -> None:
+        """Compile the loop (or load it from numba's cache) without simulating: an empty,
+        non-final chunk returns at once and changes nothing."""
+        empty = np.zeros(0, np.int64)
+        core.run_chunk(self.P, self.T, self.S, empty, empty, empty, empty, empty,
+                       np.int64(self.requests_fed), False)
+
     def finish(self) -> None:
         """Serve everything still queued."""
         empty = np.zeros(0, np.int64)
