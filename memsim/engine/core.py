@@ -541,7 +541,7 @@ def _schedule_channel(P, T, S, ch, t):
                     _issue_column(P, T, S, t, q, ch, i)
                     return t + 1
             else:
-                if orow >= 0:
+                if orow >= 0 and sched == SCHED_FRFCFS_CAP:
                     stamp[b] = scan  # an older request waits on this bank's row
                 if ready_other[b] != scan:
                     continue
