@@ -89,6 +89,7 @@ State = namedtuple("State", " ".join((
     "ref_due ref_pending",  # refresh
     "q_id q_arr q_bank q_row q_col q_cat q_len q_head",  # queues
     "wmode ch_next last_dir last_rank last_end",  # channels
+    "clean_at soon_bank soon_hit soon_n",  # channels: the last bank phase's forecast
     "F heap counters hist log",  # front end, statistics, command log
 )))
 
@@ -437,43 +438,32 @@ def _update_write_mode(P, S, ch):
 
 
 @njit(**_INLINE)
-def _schedule_channel(P, T, S, ch, t):
-    """Issue at most one command on channel ``ch`` at cycle ``t``. Returns the next
-    cycle at which this channel needs attention."""
-    _update_write_mode(P, S, ch)
-    if P[P_REFRESH] != 0:
-        issued, nxt = _refresh(P, T, S, ch, t)
-        if issued:
-            return t + 1
-    else:
-        nxt = INF
-
-    q = S.wmode[ch]
+def _bank_phase(P, S, ch, t, q, scan):
+    """Phase 1 of scheduling, per bank: every queued request of a bank needs one of two
+    commands (the column command if it hits the open row, else ACT or PRE), so
+    readiness is computed per bank, not per request. Marks the banks with a ready
+    command (``ready_hit`` / ``ready_other`` = scan) and returns (any other command
+    ready, any hit ready, earliest cycle at which a command not ready becomes ready).
+    The banks reaching that earliest cycle are remembered in ``soon_*`` so that, if
+    nothing changes on the channel until then, the next call can skip this phase."""
     sched = P[P_SCHED]
-    per_rank = P[P_NBG] * P[P_NBA]
-    scan = S.F[F_SCAN] + 1
-    S.F[F_SCAN] = scan
     cap = P[P_CAP]
+    per_rank = P[P_NBG] * P[P_NBA]
     open_row = S.open_row
-    ref_pending = S.ref_pending
     bypass = S.bypass
     hits_pending = S.hits_pending[q]
     pending = S.pending[q]
-    stamp = S.scan_stamp
     ready_hit = S.ready_hit
     ready_other = S.ready_other
-
-    # Phase 1, per bank: every queued request of a bank needs one of two commands (the
-    # column command if it hits the open row, else ACT or PRE), so readiness is
-    # computed per bank, not per request. Marks the banks that have a ready command
-    # and finds the earliest cycle at which a command that is not ready becomes ready.
-    any_ready = False
-    any_hit_ready = False
     e = S.earliest
     node_bg = S.node_bg
     col = RD + q
+    any_ready = False
+    any_hit_ready = False
+    nxt = INF
+    n_soon = 0
     for rk in range(ch * P[P_NRANK], (ch + 1) * P[P_NRANK]):
-        if ref_pending[rk] != 0:
+        if S.ref_pending[rk] != 0:
             continue
         # the channel and rank parts of each command's readiness, once per rank
         b0 = rk * per_rank
@@ -491,8 +481,13 @@ def _schedule_channel(P, T, S, ch, t):
                 if ready <= t:
                     ready_hit[b] = scan
                     any_hit_ready = True
-                elif ready < nxt:
-                    nxt = ready
+                elif ready <= nxt:
+                    if ready < nxt:
+                        nxt = ready
+                        n_soon = 0
+                    S.soon_bank[ch, n_soon] = b
+                    S.soon_hit[ch, n_soon] = 1
+                    n_soon += 1
             if n_req > n_hit:
                 if open_row[b] < 0:
                     cmd = ACT
@@ -509,8 +504,61 @@ def _schedule_channel(P, T, S, ch, t):
                 if ready <= t:
                     ready_other[b] = scan
                     any_ready = True
-                elif ready < nxt:
-                    nxt = ready
+                elif ready <= nxt:
+                    if ready < nxt:
+                        nxt = ready
+                        n_soon = 0
+                    S.soon_bank[ch, n_soon] = b
+                    S.soon_hit[ch, n_soon] = 0
+                    n_soon += 1
+    S.soon_n[ch] = n_soon
+    return any_ready, any_hit_ready, nxt
+
+
+@njit(**_INLINE)
+def _schedule_channel(P, T, S, ch, t):
+    """Issue at most one command on channel ``ch`` at cycle ``t``. Returns the next
+    cycle at which this channel needs attention."""
+    # a wake-up at exactly the cycle the last bank phase predicted, with nothing changed
+    # on the channel since (any enqueue, command or refresh resets clean_at): the ready
+    # commands are exactly the ones remembered in soon_*
+    clean = S.clean_at[ch] == t and P[P_POLICY] != PAGE_TIMEOUT
+    S.clean_at[ch] = -1
+    _update_write_mode(P, S, ch)
+    nxt = INF
+    if P[P_REFRESH] != 0:
+        issued, nxt = _refresh(P, T, S, ch, t)
+        if issued:
+            return t + 1
+        for rk in range(ch * P[P_NRANK], (ch + 1) * P[P_NRANK]):
+            if S.ref_pending[rk] != 0:
+                clean = False
+
+    q = S.wmode[ch]
+    sched = P[P_SCHED]
+    per_rank = P[P_NBG] * P[P_NBA]
+    scan = S.F[F_SCAN] + 1
+    S.F[F_SCAN] = scan
+    cap = P[P_CAP]
+    open_row = S.open_row
+    bypass = S.bypass
+    stamp = S.scan_stamp
+    ready_hit = S.ready_hit
+    ready_other = S.ready_other
+
+    if clean:
+        any_ready = False
+        any_hit_ready = False
+        for k in range(S.soon_n[ch]):
+            if S.soon_hit[ch, k] != 0:
+                ready_hit[S.soon_bank[ch, k]] = scan
+                any_hit_ready = True
+            else:
+                ready_other[S.soon_bank[ch, k]] = scan
+                any_ready = True
+        bank_next = INF
+    else:
+        any_ready, any_hit_ready, bank_next = _bank_phase(P, S, ch, t, q, scan)
 
     # Phase 2, only when something is ready: pick the request, oldest first. Without a
     # ready row hit the oldest request with a ready command wins, so stop there.
@@ -563,6 +611,14 @@ def _schedule_channel(P, T, S, ch, t):
         else:
             _issue_column(P, T, S, t, q, ch, best)
         return t + 1
+
+    if clean:
+        # nothing could issue after all (hits held back by the row-hit cap): the full
+        # bank phase finds when something next becomes ready
+        any_ready, any_hit_ready, bank_next = _bank_phase(P, S, ch, t, q, scan)
+    S.clean_at[ch] = bank_next
+    if bank_next < nxt:
+        nxt = bank_next
 
     if P[P_POLICY] == PAGE_TIMEOUT:
         # close rows that nobody has used for the timeout and nobody waits for
@@ -643,6 +699,7 @@ def run_chunk(P, T, S, arrival, is_write, bank, row, col, req_base, final):
             if not timed:
                 F[F_OUTSTANDING] += 1
             S.ch_next[ch] = t
+            S.clean_at[ch] = -1
             idx += 1
         F[F_IDX] = idx
         if idx == n and not final:
