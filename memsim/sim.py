@@ -95,14 +95,15 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
     """Feed an iterable of :class:`TraceChunk` through a fresh engine."""
     spec = spec_mod.build(cfg)
     mapping = AddressMapping(spec, cfg.mapping.order, cfg.mapping.xor_bank)
-    writer = CommandLogWriter(cmd_log) if cmd_log is not None else None
-    engine = Engine(cfg, spec, timed=timed, tick=tick, log_sink=writer)
     ratio = cfg.frontend.cpu_cycles_per_dram_cycle
-    t_jit = time.perf_counter()
-    engine.warm_up()  # compile or load the compiled loop: not simulation time
-    t0 = time.perf_counter()
+    writer = None
     ok = False
     try:
+        writer = CommandLogWriter(cmd_log) if cmd_log is not None else None
+        engine = Engine(cfg, spec, timed=timed, tick=tick, log_sink=writer)
+        t_jit = time.perf_counter()
+        engine.warm_up()  # compile or load the compiled loop: not simulation time
+        t0 = time.perf_counter()
         for chunk in chunks:
             addr = mapping.check(chunk.addr, source, chunk.line, wrap_addresses)
             d = mapping.decode(addr)

@@ -189,6 +189,30 @@ def test_malformed_line_exits_2_naming_file_line_and_text(tmp_path, native_lines
     assert sorted(p.name for p in out.iterdir()) == []
 
 
+@pytest.mark.parametrize("stage", ["warm_up", "feed"], ids=["during JIT warm-up",
+                                                          "during simulation"])
+def test_interrupted_run_leaves_no_partial_command_log(tmp_path, monkeypatch, stage):
+    """Ctrl-C (as the CLI sees it: KeyboardInterrupt, "no result written") at any point
+    of a run must not leave the command log's temporary ``.NAME.partial`` behind. A cold
+    JIT compile takes tens of seconds, so that is where users press Ctrl-C."""
+    from memsim.engine import Engine
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    cycle, is_write, addr = generate("random", 500, seed=8, rate_requests_per_cycle=0.5,
+                                     footprint_bytes=1 << 30)
+    trace = tmp_path / "t.trace"
+    write_trace(trace, cycle, is_write, addr)
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.setattr(Engine, stage, interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        sim.run(trace, cmd_log=out / "cmd.csv")
+    assert sorted(p.name for p in out.iterdir()) == [], (
+        f"interrupted in Engine.{stage}: stray files left in the output directory")
+
+
 def test_skip_bad_lines_counts_them_and_simulates_the_rest(tmp_path, native_lines):
     bad = {record: BAD_LINES[kind][0](record)
            for record, kind in zip((EARLY, 40_000, LATE), BAD_LINES, strict=True)}
