@@ -200,16 +200,20 @@ def list_presets() -> list[str]:
     return sorted(p.stem for p in preset_dir().glob("*.yaml"))
 
 
-def _load_yaml(path: Path) -> dict:
+def read_yaml(path: Path, what: str = "config file", error=ConfigError):
+    """Parse a YAML file; unreadable files and bad YAML raise ``error`` naming the file."""
     try:
-        text = path.read_text()
+        text = Path(path).read_text()
     except OSError as e:
-        raise ConfigError(f"{path}: cannot read config file ({e.strerror})") from None
+        raise error(f"{path}: cannot read {what} ({e.strerror})") from None
     try:
-        data = yaml.safe_load(text)
+        return yaml.safe_load(text)
     except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: not valid YAML: {e}") from None
-    return data or {}
+        raise error(f"{path}: not valid YAML: {e}") from None
+
+
+def _load_yaml(path: Path) -> dict:
+    return read_yaml(path) or {}
 
 
 def _set_path(data: dict, dotted: str, value: Any) -> None:

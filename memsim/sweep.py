@@ -46,8 +46,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from memsim import __version__
 from memsim import config as config_mod
 
@@ -164,14 +162,7 @@ def _read_spec(spec) -> tuple[dict, Path, str]:
     if isinstance(spec, dict):
         return dict(spec), Path.cwd(), "spec"
     path = Path(spec)
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise SpecError(f"{path}: cannot read sweep spec ({e.strerror})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise SpecError(f"{path}: not valid YAML: {e}") from None
+    data = config_mod.read_yaml(path, "sweep spec", SpecError)
     if data is None:
         data = {}
     if not isinstance(data, dict):

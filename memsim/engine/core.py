@@ -438,6 +438,17 @@ def _update_write_mode(P, S, ch):
 
 
 @njit(**_INLINE)
+def _forecast(S, ch, nxt, n_soon, ready, b, hit):
+    """Keep the banks whose command becomes ready first (``ready`` > now, <= ``nxt``)."""
+    if ready < nxt:
+        nxt = ready
+        n_soon = 0
+    S.soon_bank[ch, n_soon] = b
+    S.soon_hit[ch, n_soon] = hit
+    return nxt, n_soon + 1
+
+
+@njit(**_INLINE)
 def _bank_phase(P, S, ch, t, q, scan):
     """Phase 1 of scheduling, per bank: every queued request of a bank needs one of two
     commands (the column command if it hits the open row, else ACT or PRE), so
@@ -482,12 +493,7 @@ def _bank_phase(P, S, ch, t, q, scan):
                     ready_hit[b] = scan
                     any_hit_ready = True
                 elif ready <= nxt:
-                    if ready < nxt:
-                        nxt = ready
-                        n_soon = 0
-                    S.soon_bank[ch, n_soon] = b
-                    S.soon_hit[ch, n_soon] = 1
-                    n_soon += 1
+                    nxt, n_soon = _forecast(S, ch, nxt, n_soon, ready, b, 1)
             if n_req > n_hit:
                 if open_row[b] < 0:
                     cmd = ACT
@@ -505,12 +511,7 @@ def _bank_phase(P, S, ch, t, q, scan):
                     ready_other[b] = scan
                     any_ready = True
                 elif ready <= nxt:
-                    if ready < nxt:
-                        nxt = ready
-                        n_soon = 0
-                    S.soon_bank[ch, n_soon] = b
-                    S.soon_hit[ch, n_soon] = 0
-                    n_soon += 1
+                    nxt, n_soon = _forecast(S, ch, nxt, n_soon, ready, b, 0)
     S.soon_n[ch] = n_soon
     return any_ready, any_hit_ready, nxt
 
