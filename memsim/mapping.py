@@ -61,7 +61,9 @@ class AddressMapping:
         assert self.capacity_bytes == spec.capacity_bytes
 
     def field(self, addr: np.ndarray, name: str) -> np.ndarray:
-        return (addr >> self.shifts[name]) & ((1 << self.widths[name]) - 1)
+        out = addr >> self.shifts[name]
+        out &= (1 << self.widths[name]) - 1  # in place: decode runs on every request
+        return out
 
     def decode(self, addr: np.ndarray) -> Decoded:
         """Decode byte addresses (int64, already checked against capacity)."""
@@ -73,11 +75,19 @@ class AddressMapping:
         ro = self.field(addr, "ro")
         co = self.field(addr, "co")
         if self.xor_bank:
-            ba = ba ^ (ro & (self.spec.banks_per_group - 1))
-            bg = bg ^ ((ro >> self.widths["ba"]) & (self.spec.bankgroups - 1))
+            ba ^= ro & (self.spec.banks_per_group - 1)
+            bg ^= (ro >> self.widths["ba"]) & (self.spec.bankgroups - 1)
         s = self.spec
-        bank = ((ch * s.ranks + ra) * s.bankgroups + bg) * s.banks_per_group + ba
-        return Decoded(bank=bank, row=ro, column=co * BURST_LENGTH)
+        # bank = ((ch * ranks + ra) * bankgroups + bg) * banks_per_group + ba, in place
+        bank = ch
+        bank *= s.ranks
+        bank += ra
+        bank *= s.bankgroups
+        bank += bg
+        bank *= s.banks_per_group
+        bank += ba
+        co *= BURST_LENGTH
+        return Decoded(bank=bank, row=ro, column=co)
 
     def encode(self, channel=0, rank=0, bankgroup=0, bank=0, row=0, column=0):
         """Inverse of :meth:`decode` (``column`` in DRAM columns); for tests and
