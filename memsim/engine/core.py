@@ -654,7 +654,6 @@ def run_chunk(P, T, S, arrival, is_write, bank, row, col, req_base, final):
     with the same chunk), or DONE when every request has completed."""
     n = arrival.size
     nch = P[P_NCH]
-    per_ch = P[P_NRANK] * P[P_NBG] * P[P_NBA]
     timed = P[P_TIMED] != 0
     tick = P[P_TICK] != 0
     log_on = P[P_LOG] != 0
@@ -679,7 +678,7 @@ def run_chunk(P, T, S, arrival, is_write, bank, row, col, req_base, final):
             elif F[F_OUTSTANDING] >= P[P_MAX_OUT]:
                 break
             b = bank[idx]
-            ch = b // per_ch
+            ch = S.node_ch[b]  # channel of the bank (no integer division)
             q = 1 if is_write[idx] else 0
             cap = P[P_WQ_CAP] if q == 1 else P[P_RQ_CAP]
             n_q = S.q_len[q, ch]
