@@ -21,8 +21,6 @@ CMD = {name: i for i, name in enumerate(ddr4.COMMANDS)}
 ACT, PRE, PREA, RD, WR, RDA, WRA, REF = (CMD[n] for n in ddr4.COMMANDS)
 N_CMD = len(ddr4.COMMANDS)
 LEVEL = {name: i for i, name in enumerate(ddr4.LEVELS)}
-# Commands that address a whole rank rather than one bank.
-RANK_SCOPE = (PREA, REF)
 # Scopes of the compiled constraint table: the four levels, then "another rank of the
 # same channel".
 SCOPE_OTHER_RANK = len(ddr4.LEVELS)
