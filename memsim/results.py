@@ -82,12 +82,16 @@ class Result:
         tck = self.spec.tck_ns
         if n == 0:
             nan = float("nan")
-            cyc = {"mean": nan, **{f"p{p}": nan for p in PERCENTILES}, "max": nan}
+            cyc = {"mean": nan, **{f"p{p}": nan for p in PERCENTILES}, "max": nan,
+                   "queueing_mean": nan, "service_mean": nan}
             return {"ns": cyc, "cycles": cyc}
         cyc = {"mean": int(self.counters[core.C_LAT_SUM_R + q]) / n}
         for p in PERCENTILES:
             cyc[f"p{p}"] = _percentile(self.hist[q], p)
         cyc["max"] = int(self.counters[core.C_LAT_MAX_R + q])
+        # queueing: arrival to the first command issued for the request; service: the rest
+        cyc["queueing_mean"] = int(self.counters[core.C_QUEUE_SUM_R + q]) / n
+        cyc["service_mean"] = cyc["mean"] - cyc["queueing_mean"]
         return {"ns": {k: round(v * tck, 4) for k, v in cyc.items()}, "cycles": cyc}
 
     def summary(self) -> dict:
@@ -189,7 +193,8 @@ def _lat_line(lat: dict) -> str:
     if lat["mean"] != lat["mean"]:  # NaN: no requests of that kind
         return "-"
     return (f"mean {lat['mean']:.2f}  p50 {lat['p50']:.2f}  p95 {lat['p95']:.2f}  "
-            f"p99 {lat['p99']:.2f}  max {lat['max']:.2f}")
+            f"p99 {lat['p99']:.2f}  max {lat['max']:.2f}  (queueing {lat['queueing_mean']:.2f}"
+            f" + service {lat['service_mean']:.2f})")
 
 
 def flatten(d: dict, prefix: str = "") -> dict:

@@ -21,7 +21,7 @@ EXAMPLE = ROOT / "traces" / "example_mix.trace"
 # the example's header: 20000 requests, 30% writes
 EXAMPLE_READS, EXAMPLE_WRITES = 14000, 6000
 
-LATENCY_KEYS = ("mean", "p50", "p95", "p99", "max")
+LATENCY_KEYS = ("mean", "p50", "p95", "p99", "max", "queueing_mean", "service_mean")
 COMMAND_NAMES = ("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF")
 
 

@@ -66,6 +66,9 @@ def test_single_read_and_single_write_latency(tmp_path):
     assert lat["mean"] == lat["p50"] == lat["p99"] == lat["max"] == tRCD + CL + tBL
     assert s["latency_ns"]["read"]["max"] == pytest.approx((tRCD + CL + tBL) * TCK_NS, abs=1e-4)
 
+    # nothing waits: the ACT issues on arrival, so all of it is service
+    assert lat["queueing_mean"] == 0 and lat["service_mean"] == tRCD + CL + tBL
+
     _, s, log, _ = run_logged(tmp_path, a, [True], overrides=NO_REFRESH)
     assert sequence(log) == [(0, "ACT", 0), (tRCD, "WR", 0)]
     assert s["latency_cycles"]["write"]["max"] == tRCD + CWL + tBL
@@ -110,6 +113,21 @@ def test_reads_in_one_bank_group_are_tccd_l_apart(tmp_path):
     # bus busy tBL of every tCCD_L cycles: 4/6 = 66.7% of peak in steady state
     busy = n * tBL
     assert s["bus_utilization"] == pytest.approx(busy / s["cycles"])
+
+
+def test_queueing_and_service_split_of_two_conflicting_reads(tmp_path):
+    """Two reads to different rows of one bank, both arriving at 0: the first is served
+    at once (ACT 0, RD tRCD); the second waits for its PRE (at tRAS, which is later than
+    RD + tRTP), then needs PRE -> ACT -> RD -> data as service."""
+    a = addresses(MAP, [dict(row=0), dict(row=1)])
+    _, s, log, _ = run_logged(tmp_path, a, cfg=None, overrides=NO_REFRESH)
+    pre = max(tRAS, tRCD + tRTP)
+    assert sequence(log) == [(0, "ACT", 0), (tRCD, "RD", 0), (pre, "PRE", 1),
+                             (pre + tRP, "ACT", 1), (pre + tRP + tRCD, "RD", 1)]
+    lat = s["latency_cycles"]["read"]
+    assert lat["queueing_mean"] == (0 + pre) / 2
+    assert lat["service_mean"] == ((tRCD + CL + tBL) + (tRP + tRCD + CL + tBL)) / 2
+    assert lat["mean"] == lat["queueing_mean"] + lat["service_mean"]
 
 
 def test_every_read_to_a_new_row_of_one_bank_is_one_trc(tmp_path):

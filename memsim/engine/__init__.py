@@ -99,6 +99,7 @@ class Engine:
             q_row=np.zeros((2, nch, qmax), i64),
             q_col=np.zeros((2, nch, qmax), i64),
             q_cat=np.zeros((2, nch, qmax), i64),
+            q_first=np.zeros((2, nch, qmax), i64),
             q_len=np.zeros((2, nch), i64),
             q_head=np.zeros((2, nch), i64),
             wmode=np.zeros(nch, i64),

@@ -66,7 +66,7 @@ CAT_NONE, CAT_HIT, CAT_MISS, CAT_CONFLICT = -1, 0, 1, 2
 # Indices into the counter array.
 (C_READS, C_WRITES, C_HIT, C_MISS, C_CONFLICT, C_R2W, C_R2W_IDLE, C_W2R, C_W2R_IDLE,
  C_RSW, C_RSW_IDLE, C_BUSY, C_LAT_SUM_R, C_LAT_SUM_W, C_LAT_MAX_R, C_LAT_MAX_W,
- C_CMD) = range(17)
+ C_QUEUE_SUM_R, C_QUEUE_SUM_W, C_CMD) = range(19)
 N_COUNTERS = C_CMD + N_CMD
 
 # Latency histogram: exact below HIST_LINEAR cycles, then 256 buckets per power of two.
@@ -87,7 +87,7 @@ State = namedtuple("State", " ".join((
     "open_row open_count bypass pending hits_pending last_use",  # banks
     "scan_stamp ready_hit ready_other",  # scheduler scratch
     "ref_due ref_pending",  # refresh
-    "q_id q_arr q_bank q_row q_col q_cat q_len q_head",  # queues
+    "q_id q_arr q_bank q_row q_col q_cat q_first q_len q_head",  # queues
     "wmode ch_next last_dir last_rank last_end",  # channels
     "clean_at soon_bank soon_hit soon_n",  # channels: the last bank phase's forecast
     "F heap counters hist log",  # front end, statistics, command log
@@ -257,6 +257,7 @@ def _issue_act(P, T, S, t, q, ch, i):
         S.hits_pending[qq, b] = n
     if S.q_cat[q, ch, i] == CAT_NONE:
         S.q_cat[q, ch, i] = CAT_MISS
+        S.q_first[q, ch, i] = t
     S.counters[C_CMD + ACT] += 1
     _log(P, S, t, ACT, b, row, -1, S.q_id[q, ch, i], S.rank_of[b])
 
@@ -286,9 +287,13 @@ def _issue_column(P, T, S, t, q, ch, i):
     S.pending[q, b] -= 1
     S.last_use[b] = t
     cat = S.q_cat[q, ch, i]
+    first = S.q_first[q, ch, i]
     if cat == CAT_NONE:
         cat = CAT_HIT
+        first = t
     S.counters[C_HIT + cat] += 1
+    # queueing: waiting for the first command issued on the request's behalf
+    S.counters[C_QUEUE_SUM_R + q] += first - S.q_arr[q, ch, i]
     if auto:
         _close_bank(P, S, b)
     S.counters[C_CMD + cmd] += 1
@@ -334,6 +339,7 @@ def _move(S, q, ch, dst, src):
     S.q_row[q, ch, dst] = S.q_row[q, ch, src]
     S.q_col[q, ch, dst] = S.q_col[q, ch, src]
     S.q_cat[q, ch, dst] = S.q_cat[q, ch, src]
+    S.q_first[q, ch, dst] = S.q_first[q, ch, src]
 
 
 @njit(**_INLINE)
@@ -608,6 +614,7 @@ def _schedule_channel(P, T, S, ch, t):
             b = S.q_bank[q, ch, best]
             if S.q_cat[q, ch, best] == CAT_NONE:
                 S.q_cat[q, ch, best] = CAT_CONFLICT
+                S.q_first[q, ch, best] = t
             _issue_pre(P, T, S, t, b, S.q_id[q, ch, best])
         else:
             _issue_column(P, T, S, t, q, ch, best)
