@@ -56,6 +56,7 @@ class Result:
     spec: object  # memsim.dram.spec.DeviceSpec
     counters: np.ndarray
     hist: np.ndarray  # (2, HIST_SIZE): read, write latency histograms in cycles
+    bank_stats: np.ndarray  # (banks, 6): reads, writes, hits, misses, conflicts, ACTs
     cycles: int
     wall_seconds: float  # simulation only
     trace: dict = field(default_factory=dict)  # path, format, bytes, bad_lines, ...
@@ -76,6 +77,30 @@ class Result:
         nz = np.nonzero(h)[0]
         return pd.Series(h[nz], index=pd.Index(_HIST_VALUES[nz], name="latency_cycles"),
                          name=f"{kind}_count")
+
+    def per_bank(self) -> pd.DataFrame:
+        """One row per bank: requests served, row-buffer outcomes and activates."""
+        s = self.spec
+        b = np.arange(len(self.bank_stats))
+        per_rank = s.bankgroups * s.banks_per_group
+        df = pd.DataFrame({
+            "channel": b // (s.ranks * per_rank), "rank": (b // per_rank) % s.ranks,
+            "bankgroup": (b // s.banks_per_group) % s.bankgroups,
+            "bank": b % s.banks_per_group})
+        names = ("reads", "writes", "hits", "misses", "conflicts", "activates")
+        for j, name in enumerate(names):
+            df[name] = self.bank_stats[:, j]
+        served = df["hits"] + df["misses"] + df["conflicts"]
+        df["hit_rate"] = (df["hits"] / served.where(served > 0)).fillna(0.0)
+        return df
+
+    def per_rank(self) -> pd.DataFrame:
+        """The per-bank table summed over each rank."""
+        df = self.per_bank().drop(columns=["bankgroup", "bank", "hit_rate"])
+        df = df.groupby(["channel", "rank"], as_index=False).sum()
+        served = df["hits"] + df["misses"] + df["conflicts"]
+        df["hit_rate"] = (df["hits"] / served.where(served > 0)).fillna(0.0)
+        return df
 
     def _latency(self, q: int) -> dict:
         n = int(self.counters[core.C_READS + q])
@@ -148,6 +173,7 @@ class Result:
     # ------------------------------------------------------------------ output
     def write_json(self, path) -> None:
         s = self.summary()
+        s["per_bank"] = self.per_bank().to_dict(orient="records")
         s["latency_histogram_cycles"] = {
             kind: {str(int(k)): int(v) for k, v in self.latency_hist(kind).items()}
             for kind in ("read", "write")}

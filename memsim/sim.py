@@ -98,6 +98,7 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
     ratio = cfg.frontend.cpu_cycles_per_dram_cycle
     writer = None
     ok = False
+    per_bank_rw = np.zeros((spec.banks_per_rank * spec.ranks * spec.channels, 2), np.int64)
     try:
         writer = CommandLogWriter(cmd_log) if cmd_log is not None else None
         engine = Engine(cfg, spec, timed=timed, tick=tick, log_sink=writer)
@@ -113,6 +114,9 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
             else:
                 arrival = chunk.cycle
             engine.feed(arrival, chunk.is_write, d.bank, d.row, d.column)
+            w = np.asarray(chunk.is_write, bool)
+            per_bank_rw[:, 0] += np.bincount(d.bank[~w], minlength=len(per_bank_rw))
+            per_bank_rw[:, 1] += np.bincount(d.bank[w], minlength=len(per_bank_rw))
             if progress is not None:
                 progress(len(chunk))
         engine.finish()
@@ -122,7 +126,9 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
             writer.close(ok)
     wall = time.perf_counter() - t0
     return Result(config=cfg.to_dict(), spec=spec, counters=engine.S.counters.copy(),
-                  hist=engine.S.hist.copy(), cycles=engine.final_cycle, wall_seconds=wall,
+                  hist=engine.S.hist.copy(),
+                  bank_stats=np.hstack([per_bank_rw, engine.S.bank_stats]),
+                  cycles=engine.final_cycle, wall_seconds=wall,
                   jit_seconds=t0 - t_jit, trace=dict(trace_info or {}))
 
 

@@ -114,6 +114,7 @@ class Engine:
             F=F,
             heap=np.zeros(max_out + 1, i64),
             counters=np.zeros(core.N_COUNTERS, i64),
+            bank_stats=np.zeros((nb, core.BS_LEN), i64),
             hist=np.zeros((2, core.HIST_SIZE), i64),
             log=np.zeros((log_capacity if log_sink is not None else 1, core.LOG_COLS), i64),
         )

@@ -69,6 +69,10 @@ CAT_NONE, CAT_HIT, CAT_MISS, CAT_CONFLICT = -1, 0, 1, 2
  C_QUEUE_SUM_R, C_QUEUE_SUM_W, C_CMD) = range(19)
 N_COUNTERS = C_CMD + N_CMD
 
+# Columns of the per-bank statistics array bank_stats[NB, BS_LEN] (requests per bank and
+# direction are counted outside the loop, from the decoded trace).
+BS_HITS, BS_MISSES, BS_CONFLICTS, BS_ACTS, BS_LEN = range(5)
+
 # Latency histogram: exact below HIST_LINEAR cycles, then 256 buckets per power of two.
 HIST_LINEAR = 1 << 16
 HIST_SIZE = HIST_LINEAR + 47 * 256
@@ -90,7 +94,7 @@ State = namedtuple("State", " ".join((
     "q_id q_arr q_bank q_row q_col q_cat q_first q_len q_head",  # queues
     "wmode ch_next last_dir last_rank last_end",  # channels
     "clean_at soon_bank soon_hit soon_n",  # channels: the last bank phase's forecast
-    "F heap counters hist log",  # front end, statistics, command log
+    "F heap counters bank_stats hist log",  # front end, statistics, command log
 )))
 
 
@@ -259,6 +263,7 @@ def _issue_act(P, T, S, t, q, ch, i):
         S.q_cat[q, ch, i] = CAT_MISS
         S.q_first[q, ch, i] = t
     S.counters[C_CMD + ACT] += 1
+    S.bank_stats[b, BS_ACTS] += 1
     _log(P, S, t, ACT, b, row, -1, S.q_id[q, ch, i], S.rank_of[b])
 
 
@@ -292,6 +297,7 @@ def _issue_column(P, T, S, t, q, ch, i):
         cat = CAT_HIT
         first = t
     S.counters[C_HIT + cat] += 1
+    S.bank_stats[b, cat] += 1  # BS_HITS + cat
     # queueing: waiting for the first command issued on the request's behalf
     S.counters[C_QUEUE_SUM_R + q] += first - S.q_arr[q, ch, i]
     if auto:
