@@ -635,14 +635,7 @@ def _run_local(todo: list[Job], jobs: int, on_done) -> None:
     ex = _start_pool(min(jobs, len(todo)))
     try:
         futures = {ex.submit(run_job, job): job for job in todo}
-        for fut in as_completed(futures):
-            job = futures[fut]
-            try:
-                outcome = fut.result()
-            except Exception as e:  # a dead worker fails its job only
-                outcome = {"status": "failed", "error": f"worker failed: "
-                                                        f"{type(e).__name__}: {e}"}
-            on_done(job, outcome)
+        _collect(futures, as_completed, on_done)
     except BaseException:
         # interrupted: drop queued jobs and stop the running ones (their results were
         # never written, so the next run redoes exactly those)
@@ -652,6 +645,19 @@ def _run_local(todo: list[Job], jobs: int, on_done) -> None:
             proc.terminate()
         raise
     ex.shutdown(wait=True)
+
+
+def _collect(futures: dict, as_completed, on_done) -> None:
+    """Hand each finished job's outcome to ``on_done`` as it completes (futures of
+    concurrent.futures or Dask alike); a dead or lost worker fails its job only."""
+    for fut in as_completed(list(futures)):
+        job = futures[fut]
+        try:
+            outcome = fut.result()
+        except Exception as e:
+            outcome = {"status": "failed", "error": f"worker failed: "
+                                                    f"{type(e).__name__}: {e}"}
+        on_done(job, outcome)
 
 
 def _run_dask(todo: list[Job], jobs: int, address: str | None, on_done,
@@ -675,14 +681,7 @@ def _run_dask(todo: list[Job], jobs: int, address: str | None, on_done,
             fut = client.submit(run_job, job, key=f"memsim-run-{job.key}-{job.index}",
                                 pure=False)
             futures[fut] = job
-        for fut in as_completed(list(futures)):
-            job = futures[fut]
-            try:
-                outcome = fut.result()
-            except Exception as e:  # a lost worker fails its job only
-                outcome = {"status": "failed", "error": f"worker failed: "
-                                                        f"{type(e).__name__}: {e}"}
-            on_done(job, outcome)
+        _collect(futures, as_completed, on_done)
     finally:
         client.close()
         if cluster is not None:
