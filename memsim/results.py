@@ -22,6 +22,9 @@ from memsim.dram.ddr4 import COMMANDS
 from memsim.engine import core
 
 PERCENTILES = (50, 95, 99)
+# Columns of Result.bank_stats: the two request counts, then the engine's per-bank
+# statistics in its order (core.BS_HITS, BS_MISSES, BS_CONFLICTS, BS_ACTS).
+BANK_COLUMNS = ("reads", "writes", "hits", "misses", "conflicts", "activates")
 # Summary keys that measure the host, not the simulated system (they differ between
 # otherwise identical runs).
 HOST_METRICS = ("wall_seconds", "requests_per_second", "jit_seconds")
@@ -56,7 +59,7 @@ class Result:
     spec: object  # memsim.dram.spec.DeviceSpec
     counters: np.ndarray
     hist: np.ndarray  # (2, HIST_SIZE): read, write latency histograms in cycles
-    bank_stats: np.ndarray  # (banks, 6): reads, writes, hits, misses, conflicts, ACTs
+    bank_stats: np.ndarray  # (banks, len(BANK_COLUMNS))
     cycles: int
     wall_seconds: float  # simulation only
     trace: dict = field(default_factory=dict)  # path, format, bytes, bad_lines, ...
@@ -87,8 +90,7 @@ class Result:
             "channel": b // (s.ranks * per_rank), "rank": (b // per_rank) % s.ranks,
             "bankgroup": (b // s.banks_per_group) % s.bankgroups,
             "bank": b % s.banks_per_group})
-        names = ("reads", "writes", "hits", "misses", "conflicts", "activates")
-        for j, name in enumerate(names):
+        for j, name in enumerate(BANK_COLUMNS):
             df[name] = self.bank_stats[:, j]
         served = df["hits"] + df["misses"] + df["conflicts"]
         df["hit_rate"] = (df["hits"] / served.where(served > 0)).fillna(0.0)
@@ -128,8 +130,8 @@ class Result:
                        ("total", self.reads + self.writes)):
             bw[key] = n * spec.burst_bytes / sim_ns if sim_ns else 0.0
         bw["peak"] = spec.peak_bandwidth_gbps
-        hits, misses, conflicts = (int(c[core.C_HIT]), int(c[core.C_MISS]),
-                                   int(c[core.C_CONFLICT]))
+        totals = dict(zip(BANK_COLUMNS, self.bank_stats.sum(axis=0).tolist(), strict=True))
+        hits, misses, conflicts = totals["hits"], totals["misses"], totals["conflicts"]
         served = hits + misses + conflicts
         lat_r, lat_w = self._latency(0), self._latency(1)
         commands = {name: int(c[core.C_CMD + i]) for i, name in enumerate(COMMANDS)}
