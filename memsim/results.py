@@ -130,8 +130,8 @@ class Result:
                        ("total", self.reads + self.writes)):
             bw[key] = n * spec.burst_bytes / sim_ns if sim_ns else 0.0
         bw["peak"] = spec.peak_bandwidth_gbps
-        totals = dict(zip(BANK_COLUMNS, self.bank_stats.sum(axis=0).tolist(), strict=True))
-        hits, misses, conflicts = totals["hits"], totals["misses"], totals["conflicts"]
+        hits, misses, conflicts = (int(c[core.C_HIT]), int(c[core.C_MISS]),
+                                   int(c[core.C_CONFLICT]))
         served = hits + misses + conflicts
         lat_r, lat_w = self._latency(0), self._latency(1)
         commands = {name: int(c[core.C_CMD + i]) for i, name in enumerate(COMMANDS)}
