@@ -187,7 +187,8 @@ class ProtocolChecker:
     """Stateful checker: feed it a log in one or more consecutive chunks."""
 
     def __init__(self, timings: dict, channels: int, ranks: int, bankgroups: int,
-                 banks_per_group: int, max_violations: int | None = None):
+                 banks_per_group: int, max_violations: int | None = None,
+                 refresh: bool = True):
         self.t = dict(timings)
         self.channels, self.ranks = channels, ranks
         self.bankgroups, self.banks_per_group = bankgroups, banks_per_group
@@ -226,8 +227,10 @@ class ProtocolChecker:
         self._faw = [deque(maxlen=4) for _ in range(n_ranks)]  # last four ACT records
         self._bursts: list[list] = [[] for _ in range(channels)]  # (start, end, rec)
         self._last_cycle = [-1] * channels
-        # refresh: per rank the last REF (cycle, rec), and whether its deadline was flagged
-        self._refresh_limit = REFRESH_POSTPONE_LIMIT * self.t["tREFI"]
+        # refresh: per rank the last REF (cycle, rec), and whether its deadline was flagged.
+        # A run without refresh (dram.refresh: false) has no deadlines.
+        self._refresh_limit = (REFRESH_POSTPONE_LIMIT * self.t["tREFI"] if refresh
+                               else float("inf"))
         self._last_ref = [0] * n_ranks
         self._last_ref_rec: list = [None] * n_ranks
         self._ref_flagged = [False] * n_ranks
@@ -525,20 +528,21 @@ class ProtocolChecker:
 
 def check_commands(df: pd.DataFrame, timings: dict, channels: int, ranks: int,
                    bankgroups: int, banks_per_group: int, max_violations: int | None = None,
-                   first_line: int = 2) -> list[Violation]:
-    """Check a command log held in a DataFrame; row i is CSV line ``first_line + i``."""
+                   first_line: int = 2, refresh: bool = True) -> list[Violation]:
+    """Check a command log held in a DataFrame; row i is CSV line ``first_line + i``.
+    ``refresh=False``: the run had refresh switched off, so no refresh deadlines."""
     checker = ProtocolChecker(timings, channels, ranks, bankgroups, banks_per_group,
-                              max_violations)
+                              max_violations, refresh)
     checker.feed(df, first_line)
     return checker.violations
 
 
 def check_file(path, timings: dict, channels: int, ranks: int, bankgroups: int,
                banks_per_group: int, max_violations: int | None = None,
-               chunk_rows: int = 1 << 20) -> list[Violation]:
+               chunk_rows: int = 1 << 20, refresh: bool = True) -> list[Violation]:
     """Check a command-log CSV (``.csv`` or ``.csv.gz``), reading it in chunks."""
     checker = ProtocolChecker(timings, channels, ranks, bankgroups, banks_per_group,
-                              max_violations)
+                              max_violations, refresh)
     header = pd.read_csv(path, nrows=0).columns
     missing = [c for c in COLUMNS if c not in header]
     if missing:

@@ -122,7 +122,8 @@ def _check_log(path, cfg) -> list:
 
     spec = spec_mod.build(cfg)
     violations = check.check_file(path, spec.timings, spec.channels, spec.ranks,
-                                  spec.bankgroups, spec.banks_per_group)
+                                  spec.bankgroups, spec.banks_per_group,
+                                  refresh=cfg.dram.refresh)
     if violations:
         print(check.format_violations(violations[:50], path), file=sys.stderr)
         if len(violations) > 50:
@@ -138,7 +139,7 @@ def cmd_check(args) -> int:
     spec = spec_mod.build(cfg)
     violations = check.check_file(args.log, spec.timings, spec.channels, spec.ranks,
                                   spec.bankgroups, spec.banks_per_group,
-                                  max_violations=args.max)
+                                  max_violations=args.max, refresh=cfg.dram.refresh)
     if violations:
         print(check.format_violations(violations, args.log))
         print(f"{len(violations)} violation(s)")

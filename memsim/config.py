@@ -48,7 +48,8 @@ class DramConfig:
 
 @dataclass
 class ControllerConfig:
-    scheduler: str = field(default="frfcfs", metadata=_choice("fcfs", "frfcfs", "frfcfs_cap"))
+    scheduler: str = field(default="frfcfs", metadata=_choice("fcfs", "fcfs_strict", "frfcfs",
+                                                               "frfcfs_cap"))
     # Row hits that may bypass an older request to the same bank before that request
     # wins (frfcfs_cap only).
     row_hit_cap: int = field(default=4, metadata={"min": 1})
@@ -169,9 +170,7 @@ def _check_consistency(cfg: Config) -> None:
                               f"of cycles, got {value!r}")
     t = ddr4.resolve_timings(cfg.dram.speed, cfg.dram.org, cfg.dram.density_gbit,
                              cfg.dram.timing)
-    for name in ("tBL", "tCCD_S", "tCCD_L", "tRC", "tREFI", "tRFC"):
-        if t[name] < 1:
-            raise ConfigError(f"dram.timing.{name}: {t[name]} cycles; expected at least 1")
+    _check_timings(t, cfg.dram.timing)
     if cfg.dram.refresh and t["tREFI"] <= t["tRFC"] + t["tRP"]:
         raise ConfigError(
             f"dram.timing.tREFI: {t['tREFI']} cycles leaves no time between refreshes "
@@ -186,6 +185,39 @@ def _check_consistency(cfg: Config) -> None:
         if n & (n - 1):
             raise ConfigError(f"dram.{key}: {n} is not a power of two (address mapping "
                               f"splits address bits)")
+
+
+# Timings no device has at 0 cycles (tRTRS, the rank switch gap, may be 0).
+_POSITIVE_TIMINGS = ("CL", "CWL", "tRCD", "tRP", "tRAS", "tRC", "tBL", "tCCD_S", "tCCD_L",
+                     "tRRD_S", "tRRD_L", "tFAW", "tWTR_S", "tWTR_L", "tRTP", "tWR", "tRFC",
+                     "tREFI")
+# (shorter, longer, why): pairs of timings whose order every DDR4 device obeys. tRC <
+# tRAS + tRP is allowed: the tRAS lock-out of the precharge covers it.
+_ORDERED_TIMINGS = (
+    ("tRCD", "tRAS", "a row must stay open until it can be read (tRAS >= tRCD)"),
+    ("tBL", "tCCD_S", "back-to-back bursts would overlap on the data bus (tCCD_S >= tBL)"),
+    ("tCCD_S", "tCCD_L", "the same bank group is never faster than another (tCCD_L >= "
+     "tCCD_S)"),
+    ("tRRD_S", "tRRD_L", "the same bank group is never faster than another (tRRD_L >= "
+     "tRRD_S)"),
+    ("tWTR_S", "tWTR_L", "the same bank group is never faster than another (tWTR_L >= "
+     "tWTR_S)"),
+)
+
+
+def _check_timings(t: dict, overridden: dict) -> None:
+    """Reject timings that no device can have, naming the overridden key(s) at fault."""
+    def key(*names):
+        names = [n for n in names if n in overridden] or list(names)
+        return " / ".join(f"dram.timing.{n}" for n in names)
+
+    for name in _POSITIVE_TIMINGS:
+        if t[name] < 1:
+            raise ConfigError(f"{key(name)}: {t[name]} cycles; expected at least 1")
+    for short, long_, why in _ORDERED_TIMINGS:
+        if t[long_] < t[short]:
+            raise ConfigError(f"{key(short, long_)}: {long_} = {t[long_]} is below "
+                              f"{short} = {t[short]} cycles; {why}")
 
 
 def preset_dir() -> Path:

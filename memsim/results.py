@@ -110,15 +110,20 @@ class Result:
         if n == 0:
             nan = float("nan")
             cyc = {"mean": nan, **{f"p{p}": nan for p in PERCENTILES}, "max": nan,
-                   "queueing_mean": nan, "service_mean": nan}
+                   "frontend_wait_mean": nan, "queueing_mean": nan, "service_mean": nan}
             return {"ns": cyc, "cycles": cyc}
         cyc = {"mean": int(self.counters[core.C_LAT_SUM_R + q]) / n}
         for p in PERCENTILES:
             cyc[f"p{p}"] = _percentile(self.hist[q], p)
         cyc["max"] = int(self.counters[core.C_LAT_MAX_R + q])
-        # queueing: arrival to the first command issued for the request; service: the rest
-        cyc["queueing_mean"] = int(self.counters[core.C_QUEUE_SUM_R + q]) / n
-        cyc["service_mean"] = cyc["mean"] - cyc["queueing_mean"]
+        # latency counts from the request's arrival (its trace timestamp when timed):
+        # waiting for room in a full controller queue (front-end wait), then in the
+        # queue until the first command issued for it (queueing), then the rest (service)
+        to_first = int(self.counters[core.C_QUEUE_SUM_R + q])
+        frontend = int(self.counters[core.C_FE_SUM_R + q])
+        cyc["frontend_wait_mean"] = frontend / n
+        cyc["queueing_mean"] = (to_first - frontend) / n
+        cyc["service_mean"] = (int(self.counters[core.C_LAT_SUM_R + q]) - to_first) / n
         return {"ns": {k: round(v * tck, 4) for k, v in cyc.items()}, "cycles": cyc}
 
     def summary(self) -> dict:
@@ -147,14 +152,13 @@ class Result:
             "latency_ns": {"read": lat_r["ns"], "write": lat_w["ns"]},
             "latency_cycles": {"read": lat_r["cycles"], "write": lat_w["cycles"]},
             "row_buffer": {"hits": hits, "misses": misses, "conflicts": conflicts,
-                           "hit_rate": hits / served if served else 0.0},
+                           "hit_rate": hits / served if served else 0.0,
+                           "refresh_reopens": int(c[core.C_REF_REOPEN])},
             "turnaround": {
-                "read_to_write": {"count": int(c[core.C_R2W]),
-                                  "idle_cycles": int(c[core.C_R2W_IDLE])},
-                "write_to_read": {"count": int(c[core.C_W2R]),
-                                  "idle_cycles": int(c[core.C_W2R_IDLE])},
-                "rank_switch": {"count": int(c[core.C_RSW]),
-                                "idle_cycles": int(c[core.C_RSW_IDLE])},
+                name: {"count": int(c[k]), "idle_cycles": int(c[k + 1]),
+                       "idle_ns": round(int(c[k + 1]) * spec.tck_ns, 4)}
+                for name, k in (("read_to_write", core.C_R2W), ("write_to_read", core.C_W2R),
+                                ("rank_switch", core.C_RSW))
             },
             "commands": commands,
             "refresh": {"count": commands["REF"],
@@ -206,7 +210,7 @@ class Result:
             ("row buffer", f"{rb['hits']:,} hits, {rb['misses']:,} misses, "
                            f"{rb['conflicts']:,} conflicts (hit rate {rb['hit_rate']:.3f})"),
             ("turnarounds", ", ".join(f"{k.replace('_', ' ')} {v['count']:,} "
-                                      f"({v['idle_cycles']:,} idle cycles)"
+                                      f"({v['idle_cycles']:,} idle cycles = {v['idle_ns']:,.1f} ns)"
                                       for k, v in ta.items())),
             ("commands", "  ".join(f"{k} {v:,}" for k, v in cmd.items())),
             ("bus utilization", f"{s['bus_utilization']:.3f}"),
@@ -220,9 +224,11 @@ class Result:
 def _lat_line(lat: dict) -> str:
     if lat["mean"] != lat["mean"]:  # NaN: no requests of that kind
         return "-"
+    split = f"queueing {lat['queueing_mean']:.2f} + service {lat['service_mean']:.2f}"
+    if lat["frontend_wait_mean"]:
+        split = f"front-end wait {lat['frontend_wait_mean']:.2f} + {split}"
     return (f"mean {lat['mean']:.2f}  p50 {lat['p50']:.2f}  p95 {lat['p95']:.2f}  "
-            f"p99 {lat['p99']:.2f}  max {lat['max']:.2f}  (queueing {lat['queueing_mean']:.2f}"
-            f" + service {lat['service_mean']:.2f})")
+            f"p99 {lat['p99']:.2f}  max {lat['max']:.2f}  ({split})")
 
 
 def flatten(d: dict, prefix: str = "") -> dict:

@@ -80,6 +80,14 @@ def commands(log: pd.DataFrame, *names) -> pd.DataFrame:
     return log[log["command"].isin(names)]
 
 
+def stall(summary: dict, kind: str) -> dict:
+    """Count and idle cycles of one turnaround kind (idle_ns is checked to be their
+    conversion)."""
+    d = summary["turnaround"][kind]
+    assert d["idle_ns"] == round(d["idle_cycles"] * summary["tck_ns"], 4)
+    return {"count": d["count"], "idle_cycles": d["idle_cycles"]}
+
+
 def cycles_of(log: pd.DataFrame, *names) -> list[int]:
     return commands(log, *names)["cycle"].tolist()
 
@@ -92,9 +100,9 @@ def sequence(log: pd.DataFrame) -> list[tuple[int, str, int]]:
 
 def violations(path, cfg=None, overrides=()):
     """Protocol-checker violations of a command log under the given config."""
-    _, spec, _ = resolve(cfg, overrides)
+    c, spec, _ = resolve(cfg, overrides)
     return check.check_file(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
-                            spec.banks_per_group)
+                            spec.banks_per_group, refresh=c.dram.refresh)
 
 
 # ---------------------------------------------------------------- synthetic traces

@@ -21,7 +21,8 @@ EXAMPLE = ROOT / "traces" / "example_mix.trace"
 # the example's header: 20000 requests, 30% writes
 EXAMPLE_READS, EXAMPLE_WRITES = 14000, 6000
 
-LATENCY_KEYS = ("mean", "p50", "p95", "p99", "max", "queueing_mean", "service_mean")
+LATENCY_KEYS = ("mean", "p50", "p95", "p99", "max", "frontend_wait_mean", "queueing_mean",
+                "service_mean")
 COMMAND_NAMES = ("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF")
 
 
@@ -69,8 +70,10 @@ def test_run_writes_json_and_csv(example_run):
     assert isinstance(rb["hit_rate"], float)
     assert rb["hits"] + rb["misses"] + rb["conflicts"] == EXAMPLE_READS + EXAMPLE_WRITES
     for k in ("read_to_write", "write_to_read", "rank_switch"):
-        assert set(s["turnaround"][k]) == {"count", "idle_cycles"}
-        assert all(isinstance(v, int) for v in s["turnaround"][k].values())
+        ta = s["turnaround"][k]
+        assert set(ta) == {"count", "idle_cycles", "idle_ns"}
+        assert isinstance(ta["count"], int) and isinstance(ta["idle_cycles"], int)
+        assert ta["idle_ns"] == round(ta["idle_cycles"] * s["tck_ns"], 4)
     assert set(s["commands"]) == set(COMMAND_NAMES)
     assert all(isinstance(v, int) for v in s["commands"].values())
     assert s["commands"]["RD"] + s["commands"]["RDA"] == EXAMPLE_READS
@@ -132,6 +135,18 @@ def test_run_check_reports_zero_violations(tmp_path):
     assert "protocol check: 0 violations" in proc.stdout
     s = json.loads((tmp_path / "r.json").read_text())
     assert s["trace"]["protocol_violations"] == 0
+
+
+def test_check_knows_a_run_without_refresh(tmp_path):
+    # the example runs ~200,000 cycles, past nine tREFI (84,276): without refresh it
+    # has no REF, and that is no violation when the config says so
+    log = tmp_path / "cmd.csv"
+    proc = memsim("run", EXAMPLE, "--check", "-p", "dram.refresh=false", "--cmd-log", log)
+    assert proc.returncode == 0, proc.stderr
+    assert "protocol check: 0 violations" in proc.stdout
+    assert memsim("check", log, "-p", "dram.refresh=false").returncode == 0
+    proc = memsim("check", log)  # the same log judged as a run with refresh
+    assert proc.returncode == 1 and "refresh_interval" in proc.stdout
 
 
 def test_multi_channel_preset_with_gzipped_log(tmp_path):

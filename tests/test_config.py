@@ -89,7 +89,7 @@ def test_unknown_key_in_a_yaml_file(tmp_path):
      "controller.write_high_watermark: expected float, got 'high'"),
     ("dram.timing=5", "dram.timing: expected dict, got 5"),
     ("controller.scheduler=lru",
-     "controller.scheduler: 'lru' is not one of: fcfs, frfcfs, frfcfs_cap"),
+     "controller.scheduler: 'lru' is not one of: fcfs, fcfs_strict, frfcfs, frfcfs_cap"),
     ("controller.page_policy=lazy",
      "controller.page_policy: 'lazy' is not one of: open, closed, timeout"),
     ("dram.density_gbit=2", "dram.density_gbit: 2 is not one of: 4, 8, 16"),
@@ -131,6 +131,32 @@ def test_timing_overrides_are_checked(override, message):
     with pytest.raises(ConfigError) as e:
         config.load(None, [override])
     assert str(e.value).startswith(message)
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["dram.timing.CL=0"], "dram.timing.CL: 0 cycles; expected at least 1"),
+    (["dram.timing.tWR=0"], "dram.timing.tWR: 0 cycles; expected at least 1"),
+    (["dram.timing.tRAS=15"], "dram.timing.tRAS: tRAS = 15 is below tRCD = 16 cycles; a row "
+                              "must stay open until it can be read (tRAS >= tRCD)"),
+    (["dram.timing.tRCD=40"], "dram.timing.tRCD: tRAS = 39 is below tRCD = 40 cycles"),
+    (["dram.timing.tRCD=40", "dram.timing.tRAS=30"],
+     "dram.timing.tRCD / dram.timing.tRAS: tRAS = 30 is below tRCD = 40 cycles"),
+    (["dram.timing.tBL=8"], "dram.timing.tBL: tCCD_S = 4 is below tBL = 8 cycles; "
+                            "back-to-back bursts would overlap on the data bus"),
+    (["dram.timing.tCCD_L=3"], "dram.timing.tCCD_L: tCCD_L = 3 is below tCCD_S = 4"),
+    (["dram.timing.tRRD_S=7"], "dram.timing.tRRD_S: tRRD_L = 6 is below tRRD_S = 7"),
+    (["dram.timing.tWTR_L=2"], "dram.timing.tWTR_L: tWTR_L = 2 is below tWTR_S = 3"),
+])
+def test_timings_no_device_can_have_are_rejected(overrides, message):
+    with pytest.raises(ConfigError) as e:
+        config.load(None, overrides)
+    assert str(e.value).startswith(message)
+
+
+def test_trc_below_tras_plus_trp_is_allowed():
+    # JEDEC allows it: the tRAS lock-out of the (auto-)precharge keeps the bank safe
+    cfg = config.load(None, ["dram.timing.tRAS=50"])
+    assert cfg.dram.timing == {"tRAS": 50}
 
 
 @pytest.mark.parametrize("override", ["controller.scheduler", "controller.scheduler fcfs", ""])

@@ -26,6 +26,7 @@ from helpers import (
     resolve,
     run_logged,
     sequence,
+    stall,
     tBL,
     tCCD_L,
     tCCD_S,
@@ -39,6 +40,7 @@ from helpers import (
     tRRD_S,
     tRTP,
     tRTRS,
+    tWR,
     tWTR_L,
     tWTR_S,
     violations,
@@ -98,7 +100,7 @@ def test_reads_alternating_bank_groups_fill_the_data_bus(tmp_path):
     assert window == n * tBL
     bw_gbps = n * 64 / (window * SPEC.tck_ns)
     assert bw_gbps == pytest.approx(s["bandwidth_gbps"]["peak"], rel=1e-12)
-    assert s["row_buffer"] == {"hits": n - 2, "misses": 2, "conflicts": 0,
+    assert s["row_buffer"] == {"hits": n - 2, "misses": 2, "conflicts": 0, "refresh_reopens": 0,
                                "hit_rate": (n - 2) / n}
     assert violations(path, overrides=NO_REFRESH) == []
 
@@ -191,7 +193,7 @@ def test_read_after_write_same_bank_group_waits_twtr_l(tmp_path):
     assert sequence(log) == [(0, "ACT", 0), (wr, "WR", 0), (rd, "RD", 1)]
     assert s["latency_cycles"]["read"]["max"] == rd + CL + tBL - arrival_r
     assert s["latency_cycles"]["write"]["max"] == wr + CWL + tBL - 0
-    assert s["turnaround"]["write_to_read"] == {"count": 1, "idle_cycles": tWTR_L + CL}
+    assert stall(s, "write_to_read") == {"count": 1, "idle_cycles": tWTR_L + CL}
 
 
 def test_read_after_write_other_bank_group_waits_twtr_s(tmp_path):
@@ -226,26 +228,42 @@ def test_write_read_write_read_turnaround_counters(tmp_path):
                              (rd3, "RD", 3)]
     # idle data-bus cycles between bursts: W->R = (WR+CWL+tBL+tWTR_L)+CL - (WR+CWL+tBL),
     # R->W = (RD+CL+tBL+2-CWL)+CWL - (RD+CL+tBL)
-    ta = s["turnaround"]
-    assert ta["write_to_read"] == {"count": 2, "idle_cycles": 2 * (tWTR_L + CL)}
-    assert ta["read_to_write"] == {"count": 1, "idle_cycles": 2}
-    assert ta["rank_switch"] == {"count": 0, "idle_cycles": 0}
+    assert stall(s, "write_to_read") == {"count": 2, "idle_cycles": 2 * (tWTR_L + CL)}
+    assert stall(s, "read_to_write") == {"count": 1, "idle_cycles": 2}
+    assert stall(s, "rank_switch") == {"count": 0, "idle_cycles": 0}
     assert s["cycles"] == rd3 + CL + tBL
 
 
-def test_turnaround_counters_on_widely_spaced_requests(tmp_path):
-    # W, R, W, R each alone in the controller: idle = gap between the bursts
+def test_turnaround_idle_counts_only_while_the_new_direction_waits(tmp_path):
+    # W, R, W, R each alone in the controller, 200 cycles apart (row hits after the
+    # first ACT): the bus idles between the bursts, but a request of the new direction
+    # waits only from its arrival to its own burst, i.e. CL (reads) or CWL (writes)
     arrivals = [0, 200, 400, 600]
     a = addresses(MAP, [dict(column=8 * i) for i in range(4)])
     _, s, log, _ = run_logged(tmp_path, a, [True, False, True, False], arrivals,
                               overrides=NO_REFRESH)
-    # row hits issue on arrival (the first request's ACT aside)
-    ends = [tRCD + CWL + tBL, 200 + CL + tBL, 400 + CWL + tBL, 600 + CL + tBL]
-    starts = [tRCD + CWL, 200 + CL, 400 + CWL, 600 + CL]
+    assert cycles_of(log, "WR", "RD") == [tRCD, 200, 400, 600]
     ta = s["turnaround"]
-    assert ta["write_to_read"] == {"count": 2,
-                                   "idle_cycles": starts[1] - ends[0] + starts[3] - ends[2]}
-    assert ta["read_to_write"] == {"count": 1, "idle_cycles": starts[2] - ends[1]}
+    assert ta["write_to_read"] == {"count": 2, "idle_cycles": 2 * CL,
+                                   "idle_ns": round(2 * CL * TCK_NS, 4)}
+    assert ta["read_to_write"] == {"count": 1, "idle_cycles": CWL,
+                                   "idle_ns": round(CWL * TCK_NS, 4)}
+
+
+def test_turnaround_idle_of_a_waiting_request_is_the_bus_gap(tmp_path):
+    # R at 0, W to the same row at 1: the write waits from cycle 1, so the whole gap
+    # between the read's burst and its own (RD->WR = CL + tBL + 2 - CWL) is a stall of 2
+    a = addresses(MAP, [dict(), dict(column=8)])
+    _, s, log, _ = run_logged(tmp_path, a, [False, True], [0, 1], overrides=NO_REFRESH)
+    assert sequence(log) == [(0, "ACT", 0), (tRCD, "RD", 0),
+                             (tRCD + CL + tBL + 2 - CWL, "WR", 1)]
+    assert s["turnaround"]["read_to_write"]["idle_cycles"] == 2
+    # W at 0, R at 1: the write's activated row serves it first (its queue is empty, so
+    # read mode), then the read waits WR->RD = CWL + tBL + tWTR_L and its CL
+    _, s, log, _ = run_logged(tmp_path, a, [True, False], [0, 1], overrides=NO_REFRESH)
+    assert sequence(log) == [(0, "ACT", 0), (tRCD, "WR", 0),
+                             (tRCD + CWL + tBL + tWTR_L, "RD", 1)]
+    assert s["turnaround"]["write_to_read"]["idle_cycles"] == tWTR_L + CL
 
 
 @pytest.mark.parametrize("trtrs", [1, 2])
@@ -260,7 +278,7 @@ def test_rank_switch_gap_is_tbl_plus_trtrs(tmp_path, trtrs):
     gap = tBL + trtrs  # RD->RD, other rank; >= tCCD_L / 2 so the same rank never binds
     assert cycles_of(log, "RD") == [tRCD + gap * i for i in range(n)]
     assert commands(log, "RD")["rank"].tolist() == [i % 2 for i in range(n)]
-    assert s["turnaround"]["rank_switch"] == {"count": n - 1, "idle_cycles": (n - 1) * trtrs}
+    assert stall(s, "rank_switch") == {"count": n - 1, "idle_cycles": (n - 1) * trtrs}
     assert s["cycles"] == tRCD + gap * (n - 1) + CL + tBL
     assert violations(path, overrides=over) == []
 
@@ -279,7 +297,7 @@ def test_other_rank_write_to_read_and_read_to_write(tmp_path):
     rd_b = wr + CWL + tBL + tRTRS - CL
     assert sequence(log)[3:] == [(wr, "WR", 1), (rd_b, "RD", 2)]
     # the bus idles exactly tRTRS between the write burst and the read burst
-    assert s["turnaround"]["write_to_read"] == {"count": 1, "idle_cycles": tRTRS}
+    assert stall(s, "write_to_read") == {"count": 1, "idle_cycles": tRTRS}
     assert violations(path, overrides=over) == []
 
     # R->W: W_0 opens rank 1's row; R to rank 0 activates on arrival; W_1 to rank 1's
@@ -291,7 +309,7 @@ def test_other_rank_write_to_read_and_read_to_write(tmp_path):
                                  overrides=over)
     wr_1 = rd + CL + tBL + tRTRS - CWL
     assert sequence(log)[3:] == [(rd, "RD", 1), (wr_1, "WR", 2)]
-    assert s["turnaround"]["read_to_write"] == {"count": 1, "idle_cycles": tRTRS}
+    assert stall(s, "read_to_write") == {"count": 1, "idle_cycles": tRTRS}
     assert violations(path, overrides=over) == []
 
 
@@ -401,7 +419,23 @@ def test_closed_page_auto_precharges_every_column_command(tmp_path):
                              ((100 * i, "ACT", i), (100 * i + tRCD, "WRA" if w[i] else "RDA", i))]
     c = s["commands"]
     assert (c["PRE"], c["RD"], c["WR"], c["RDA"], c["WRA"]) == (0, 0, 0, n // 2, n // 2)
-    assert s["row_buffer"] == {"hits": 0, "misses": n, "conflicts": 0, "hit_rate": 0.0}
+    assert s["row_buffer"] == {"hits": 0, "misses": n, "conflicts": 0, "hit_rate": 0.0,
+                               "refresh_reopens": 0}
+    assert violations(path, overrides=over) == []
+
+
+@pytest.mark.parametrize("write", [False, True])
+def test_auto_precharge_waits_for_tras(tmp_path, write):
+    # tRC < tRAS + tRP (allowed): the RDA / WRA's implied precharge starts at the later
+    # of its own recovery and ACT + tRAS, so the next ACT to the bank waits tRAS + tRP
+    tras = 60
+    over = NO_REFRESH + ("controller.page_policy=closed", f"dram.timing.tRAS={tras}")
+    a = addresses(MAP, [dict(row=0), dict(row=1)])
+    _, s, log, path = run_logged(tmp_path, a, [write, write], overrides=over)
+    col = "WRA" if write else "RDA"
+    assert sequence(log) == [(0, "ACT", 0), (tRCD, col, 0), (tras + tRP, "ACT", 1),
+                             (tras + tRP + tRCD, col, 1)]
+    assert tras + tRP > tRC and tras + tRP > tRCD + (CWL + tBL + tWR if write else tRTP) + tRP
     assert violations(path, overrides=over) == []
 
 
@@ -429,7 +463,8 @@ def test_timeout_policy_precharges_idle_rows(tmp_path, timeout):
     pre = max(tRCD + timeout, tRAS)
     assert sequence(log) == [(0, "ACT", 0), (tRCD, "RD", 0), (pre, "PRE", -1),
                              (1000, "ACT", 1), (1000 + tRCD, "RD", 1)]
-    assert s["row_buffer"] == {"hits": 0, "misses": 2, "conflicts": 0, "hit_rate": 0.0}
+    assert s["row_buffer"] == {"hits": 0, "misses": 2, "conflicts": 0, "hit_rate": 0.0,
+                               "refresh_reopens": 0}
 
 
 def test_timeout_policy_keeps_rows_that_are_used(tmp_path):
@@ -550,15 +585,23 @@ def test_afap_with_one_outstanding_request(tmp_path):
     assert s["cycles"] == tRCD + (CL + tBL) * n
 
 
-def test_latency_counts_from_entry_into_a_full_queue(tmp_path):
-    # read queue of 1, all at cycle 0: request i enters the cycle after request i-1's RD
-    # frees the slot (the front end runs before the scheduler within a cycle) and its own
-    # RD follows tCCD_L after that RD, so every later latency is tCCD_L - 1 + CL + tBL
+def test_latency_counts_from_the_trace_timestamp_through_a_full_queue(tmp_path):
+    # read queue of 1, all five reads stamped 0, one row: request i >= 1 enters the cycle
+    # after request i-1's RD frees the slot (the front end runs before the scheduler
+    # within a cycle), and every RD follows the last by tCCD_L
     n = 5
     over = NO_REFRESH + ("controller.read_queue=1",)
     a = addresses(MAP, [dict(column=8 * i) for i in range(n)])
-    _, s, log, _ = run_logged(tmp_path, a, None, [0] * n, overrides=over)
-    assert cycles_of(log, "RD") == [tRCD + tCCD_L * i for i in range(n)]
+    result, s, log, _ = run_logged(tmp_path, a, None, [0] * n, overrides=over)
+    rd = [tRCD + tCCD_L * i for i in range(n)]
+    assert cycles_of(log, "RD") == rd
+    enter = [0] + [rd[i - 1] + 1 for i in range(1, n)]
+    first = [0] + rd[1:]  # request 0's first command is its ACT; the rest are row hits
+    end = [t + CL + tBL for t in rd]
     lat = s["latency_cycles"]["read"]
-    assert lat["max"] == tRCD + CL + tBL
-    assert lat["p50"] == tCCD_L - 1 + CL + tBL
+    assert lat["max"] == end[-1]  # from the timestamp, not from entry into the queue
+    assert lat["mean"] == sum(end) / n
+    assert lat["frontend_wait_mean"] == sum(enter) / n
+    assert lat["queueing_mean"] == sum(f - e for f, e in zip(first, enter, strict=True)) / n
+    assert lat["service_mean"] == sum(e - f for e, f in zip(end, first, strict=True)) / n
+    assert sorted(result.latency_hist("read").index) == end

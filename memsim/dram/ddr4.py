@@ -105,9 +105,9 @@ CONSTRAINTS = (
     # auto-precharge: the implied PRE follows the column command by tRTP / write recovery
     ("bank", ("RDA",), ("ACT", "REF"), "tRTP + tRP", 1, False),
     ("bank", ("WRA",), ("ACT", "REF"), "CWL + tBL + tWR + tRP", 1, False),
-    # ...and never starts before ACT + tRAS, so a refresh after an auto-precharged
-    # access also waits tRAS + tRP from the ACT (an ACT after it already waits tRC)
-    ("bank", ("ACT",), ("REF",), "tRAS + tRP", 1, False),
+    # ...and never starts before ACT + tRAS (the tRAS lock-out), so the next ACT or REF
+    # waits tRAS + tRP from the ACT (more than tRC only when tRC < tRAS + tRP)
+    ("bank", ("ACT",), ("ACT", "REF"), "tRAS + tRP", 1, False),
     # --- same bank group ---
     ("bankgroup", _RD, _RD, "tCCD_L", 1, False),
     ("bankgroup", _WR, _WR, "tCCD_L", 1, False),

@@ -14,7 +14,8 @@ from memsim.dram import spec as spec_mod
 from memsim.engine import core
 
 SCHEDULERS = {
-    "fcfs": core.SCHED_FCFS,  # oldest ready request first
+    "fcfs": core.SCHED_FCFS,  # oldest request whose next command is ready first
+    "fcfs_strict": core.SCHED_FCFS_STRICT,  # only the oldest request may issue
     "frfcfs": core.SCHED_FRFCFS,  # ready row hits first, then oldest ready
     "frfcfs_cap": core.SCHED_FRFCFS_CAP,  # FR-FCFS, at most N hits bypass an older request
 }
@@ -87,6 +88,12 @@ class Engine:
             pending=np.zeros((2, nb), i64),
             hits_pending=np.zeros((2, nb), i64),
             last_use=np.zeros(nb, i64),
+            owner_id=np.full(nb, -1, i64),
+            owner_q=np.full(nb, -1, i64),
+            owned=np.zeros((nch, nr * nbg * nba), i64),
+            owned_pos=np.zeros(nb, i64),
+            n_owned=np.zeros(nch, i64),
+            n_owned_q=np.zeros((2, nch), i64),
             scan_stamp=np.zeros(nb, i64),
             ready_hit=np.zeros(nb, i64),
             ready_other=np.zeros(nb, i64),

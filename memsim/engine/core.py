@@ -26,6 +26,15 @@ State arrays (``NB`` banks in the system, flat index ``((ch*R + r)*BG + g)*BA + 
   node on its path allows it (four lookups, never a search through history).
 - ``win_hist / win_count``: rings of the last W issue times for windowed rules (tFAW).
 - ``open_row[NB]``: open row or -1; ``open_count[rank]``: open banks per rank.
+- ``owner_id / owner_q[NB]``: the request (trace index, queue) whose ACT opened the
+  bank's row and that has not been served yet, or -1. Such an *activated* request is
+  committed, as in Ramulator's "active buffer": nobody may precharge its row (only a
+  refresh's PREA can; the request is then activated again), when the write mode has
+  changed since its ACT its column command goes before the mode's own requests, and
+  the write-drain watermarks do not count it (``n_owned_q[q, ch]`` counts them per
+  queue; it still holds its queue slot).
+  ``owned[ch, :n_owned[ch]]`` lists such banks per channel (``owned_pos[b]`` is b's
+  place in that list).
 - ``hits_pending[q, NB]``: queued requests of queue q (0 read, 1 write) that hit the
   open row; ``pending[q, NB]``: queued requests of queue q per bank.
 - ``scan_stamp / ready_hit / ready_other[NB]``: per-scan marks (valid when equal to
@@ -49,7 +58,7 @@ N_CMD = 8
 INF = np.int64(1) << np.int64(62)
 
 # Scheduler and page-policy ids (the registries in memsim.engine map names to these).
-SCHED_FCFS, SCHED_FRFCFS, SCHED_FRFCFS_CAP = 0, 1, 2
+SCHED_FCFS, SCHED_FCFS_STRICT, SCHED_FRFCFS, SCHED_FRFCFS_CAP = 0, 1, 2, 3
 PAGE_OPEN, PAGE_CLOSED, PAGE_TIMEOUT = 0, 1, 2
 
 # Row-buffer outcome of a request: decided by the first command issued for it.
@@ -66,7 +75,7 @@ CAT_NONE, CAT_HIT, CAT_MISS, CAT_CONFLICT = -1, 0, 1, 2
 # Indices into the counter array.
 (C_READS, C_WRITES, C_HIT, C_MISS, C_CONFLICT, C_R2W, C_R2W_IDLE, C_W2R, C_W2R_IDLE,
  C_RSW, C_RSW_IDLE, C_BUSY, C_LAT_SUM_R, C_LAT_SUM_W, C_LAT_MAX_R, C_LAT_MAX_W,
- C_QUEUE_SUM_R, C_QUEUE_SUM_W, C_CMD) = range(19)
+ C_QUEUE_SUM_R, C_QUEUE_SUM_W, C_FE_SUM_R, C_FE_SUM_W, C_REF_REOPEN, C_CMD) = range(22)
 N_COUNTERS = C_CMD + N_CMD
 
 # Columns of the per-bank statistics array bank_stats[NB, BS_LEN] (requests per bank and
@@ -89,6 +98,7 @@ State = namedtuple("State", " ".join((
     "node_ch node_rank node_bg node_bank rank_of",  # geometry: bank -> node ids
     "earliest win_hist win_count",  # timing
     "open_row open_count bypass pending hits_pending last_use",  # banks
+    "owner_id owner_q owned owned_pos n_owned n_owned_q",  # activated, not yet served
     "scan_stamp ready_hit ready_other",  # scheduler scratch
     "ref_due ref_pending",  # refresh
     "q_id q_arr q_bank q_row q_col q_cat q_first q_len q_head",  # queues
@@ -230,10 +240,30 @@ def _log(P, S, t, cmd, b, row, col, req, rank_flat):
 
 
 @njit(**_INLINE)
+def _release_owner(S, b):
+    """Bank ``b``'s activated request no longer holds the row (served, or refreshed)."""
+    ch = S.node_ch[b]
+    k = S.owned_pos[b]
+    last = S.n_owned[ch] - 1
+    moved = S.owned[ch, last]
+    S.owned[ch, k] = moved
+    S.owned_pos[moved] = k
+    S.n_owned[ch] = last
+    S.n_owned_q[S.owner_q[b], ch] -= 1
+    S.owner_id[b] = -1
+    S.owner_q[b] = -1
+
+
+@njit(**_INLINE)
 def _close_bank(P, S, b):
     if S.open_row[b] >= 0:
         S.open_row[b] = -1
         S.open_count[S.rank_of[b]] -= 1
+    if S.owner_id[b] >= 0:
+        # only a refresh closes a row before its activated request is served; the
+        # request is activated again afterwards
+        _release_owner(S, b)
+        S.counters[C_REF_REOPEN] += 1
     S.hits_pending[0, b] = 0
     S.hits_pending[1, b] = 0
 
@@ -245,6 +275,13 @@ def _issue_act(P, T, S, t, q, ch, i):
     _apply_constraints(P, T, S, ACT, b, t)
     S.open_row[b] = row
     S.open_count[S.rank_of[b]] += 1
+    S.owner_id[b] = S.q_id[q, ch, i]
+    S.owner_q[b] = q
+    k = S.n_owned[ch]
+    S.owned[ch, k] = b
+    S.owned_pos[b] = k
+    S.n_owned[ch] = k + 1
+    S.n_owned_q[q, ch] += 1
     S.bypass[b] = 0
     S.last_use[b] = t
     for qq in range(2):  # requests already queued for this row are now hits
@@ -300,26 +337,37 @@ def _issue_column(P, T, S, t, q, ch, i):
     # check below into _refresh) measured ~6% slower, from code layout of the inlined loop
     S.counters[C_HIT + cat] += 1
     S.bank_stats[b, BS_HITS + cat] += 1
-    # queueing: waiting for the first command issued on the request's behalf
+    # arrival to the first command issued on the request's behalf (the front-end wait
+    # for a full queue, C_FE_SUM, is subtracted when the summary is made)
     S.counters[C_QUEUE_SUM_R + q] += first - S.q_arr[q, ch, i]
+    if S.owner_id[b] == S.q_id[q, ch, i]:
+        _release_owner(S, b)
     if auto:
         _close_bank(P, S, b)
     S.counters[C_CMD + cmd] += 1
     _log(P, S, t, cmd, b, row, S.q_col[q, ch, i], S.q_id[q, ch, i], rk)
 
-    # data bus: turnaround bookkeeping and utilisation
+    # data bus: turnaround bookkeeping and utilisation. A turnaround's idle cycles are
+    # those between the two bursts in which a request of the new direction (or for the
+    # new rank) was already waiting: since the oldest such request arrived.
     start = t + T.data_delay[cmd]
     end = start + T.burst_cycles[cmd]
     rank_in_ch = rk % P[P_NRANK]
     if S.last_dir[ch] >= 0:
-        gap = start - S.last_end[ch]
+        k = -1
         if S.last_dir[ch] != q:
             k = C_R2W if q == 1 else C_W2R
-            S.counters[k] += 1
-            S.counters[k + 1] += gap
+            since = S.q_arr[q, ch, S.q_head[q, ch]]  # the oldest of the new direction
         elif S.last_rank[ch] != rank_in_ch:
-            S.counters[C_RSW] += 1
-            S.counters[C_RSW_IDLE] += gap
+            k = C_RSW
+            h = S.q_head[q, ch]
+            for j in range(S.q_len[q, ch]):  # the oldest for the new rank
+                since = S.q_arr[q, ch, (h + j) & P[P_QMASK]]
+                if S.rank_of[S.q_bank[q, ch, (h + j) & P[P_QMASK]]] == rk:
+                    break
+        if k >= 0:
+            S.counters[k] += 1
+            S.counters[k + 1] += start - max(S.last_end[ch], since)
     S.last_dir[ch] = q
     S.last_rank[ch] = rank_in_ch
     S.last_end[ch] = end
@@ -442,8 +490,9 @@ def _refresh(P, T, S, ch, t):
 
 @njit(**_INLINE)
 def _update_write_mode(P, S, ch):
-    nr_q = S.q_len[0, ch]
-    nw_q = S.q_len[1, ch]
+    # the drain decides whose rows to open next: activated requests are committed
+    nr_q = S.q_len[0, ch] - S.n_owned_q[0, ch]
+    nw_q = S.q_len[1, ch] - S.n_owned_q[1, ch]
     if S.wmode[ch] == 0:
         if nw_q >= P[P_WM_HI] or (nr_q == 0 and nw_q > 0):
             S.wmode[ch] = 1
@@ -471,10 +520,12 @@ def _bank_phase(P, S, ch, t, q, scan):
     ready, any hit ready, earliest cycle at which a command not ready becomes ready).
     The banks reaching that earliest cycle are remembered in ``soon_*`` so that, if
     nothing changes on the channel until then, the next call can skip this phase."""
-    sched = P[P_SCHED]
+    hit_first = P[P_SCHED] >= SCHED_FRFCFS
+    capped = P[P_SCHED] == SCHED_FRFCFS_CAP
     cap = P[P_CAP]
     per_rank = P[P_NBG] * P[P_NBA]
     open_row = S.open_row
+    owner_id = S.owner_id
     bypass = S.bypass
     hits_pending = S.hits_pending[q]
     pending = S.pending[q]
@@ -512,8 +563,9 @@ def _bank_phase(P, S, ch, t, q, scan):
                 if open_row[b] < 0:
                     cmd = ACT
                     ready = rank_act
-                elif (sched != SCHED_FCFS and n_hit > 0
-                        and (sched == SCHED_FRFCFS or bypass[b] < cap)):
+                elif owner_id[b] >= 0:
+                    continue  # the row was opened for a request not yet served
+                elif hit_first and n_hit > 0 and (not capped or bypass[b] < cap):
                     # FR-FCFS does not close a row that queued requests still hit
                     # (with a cap: until the cap is reached)
                     continue
@@ -528,6 +580,35 @@ def _bank_phase(P, S, ch, t, q, scan):
                     nxt, n_soon = _forecast(S, ch, nxt, n_soon, ready, b, 0)
     S.soon_n[ch] = n_soon
     return any_ready, any_hit_ready, nxt
+
+
+@njit(**_INLINE)
+def _activated_ready(P, S, ch, t, q):
+    """The queue slot of the oldest activated, not yet served request of queue ``q``
+    (the one the write mode is not serving) whose column command is ready, or -1; and
+    the earliest cycle at which such a command becomes ready."""
+    best = -1
+    best_id = INF
+    nxt = INF
+    for k in range(S.n_owned[ch]):
+        b = S.owned[ch, k]
+        if S.owner_q[b] != q or S.ref_pending[S.rank_of[b]] != 0:
+            continue  # (a due refresh closes the row first)
+        ready = _ready(S, RD + q, b)
+        if ready <= t:
+            if S.owner_id[b] < best_id:
+                best_id = S.owner_id[b]
+                best = b
+        elif ready < nxt:
+            nxt = ready
+    if best < 0:
+        return -1, nxt
+    h = S.q_head[q, ch]
+    for j in range(S.q_len[q, ch]):
+        i = (h + j) & P[P_QMASK]
+        if S.q_id[q, ch, i] == best_id:
+            return i, nxt
+    return -1, nxt  # not reached: an activated request is queued until served
 
 
 @njit(**_INLINE)
@@ -548,9 +629,22 @@ def _schedule_channel(P, T, S, ch, t):
         for rk in range(ch * P[P_NRANK], (ch + 1) * P[P_NRANK]):
             if S.ref_pending[rk] != 0:
                 clean = False
-
     q = S.wmode[ch]
-    sched = P[P_SCHED]
+    best = -1
+    best_cmd = -1
+    if S.n_owned_q[1 - q, ch] > 0:
+        # requests activated before the write mode changed: their rows serve them first
+        # (in the mode's own queue they are row hits like any other)
+        best, owner_next = _activated_ready(P, S, ch, t, 1 - q)
+        if best >= 0:
+            q = 1 - q
+            best_cmd = RD + q
+            clean = False
+        elif owner_next < nxt:
+            nxt = owner_next
+
+    hit_first = P[P_SCHED] >= SCHED_FRFCFS
+    capped = P[P_SCHED] == SCHED_FRFCFS_CAP
     per_rank = P[P_NBG] * P[P_NBA]
     scan = S.F[F_SCAN] + 1
     S.F[F_SCAN] = scan
@@ -561,7 +655,11 @@ def _schedule_channel(P, T, S, ch, t):
     ready_hit = S.ready_hit
     ready_other = S.ready_other
 
-    if clean:
+    if best >= 0:
+        any_ready = False
+        any_hit_ready = False
+        bank_next = INF
+    elif clean:
         any_ready = False
         any_hit_ready = False
         for k in range(S.soon_n[ch]):
@@ -577,14 +675,15 @@ def _schedule_channel(P, T, S, ch, t):
 
     # Phase 2, only when something is ready: pick the request, oldest first. Without a
     # ready row hit the oldest request with a ready command wins, so stop there.
-    best = -1
-    best_cmd = -1
     if any_ready or any_hit_ready:
         q_bank = S.q_bank[q, ch]
         q_row = S.q_row[q, ch]
         head = S.q_head[q, ch]
         mask = P[P_QMASK]
-        for j in range(S.q_len[q, ch]):
+        n_scan = S.q_len[q, ch]
+        if P[P_SCHED] == SCHED_FCFS_STRICT and n_scan > 1:
+            n_scan = 1  # only the oldest request may issue
+        for j in range(n_scan):
             i = (head + j) & mask
             b = q_bank[i]
             orow = open_row[b]
@@ -592,19 +691,20 @@ def _schedule_channel(P, T, S, ch, t):
                 if ready_hit[b] != scan:
                     continue
                 cmd = RD + q
-                if sched != SCHED_FCFS:
+                if hit_first:
                     # a ready row hit goes first. With a cap, once `cap` hits have
                     # bypassed an older request to the same bank, further hits wait
                     # until that request has been served (its PRE is now allowed).
                     bypassing = stamp[b] == scan
-                    if sched == SCHED_FRFCFS_CAP and bypassing and bypass[b] >= cap:
+                    if capped and bypassing and bypass[b] >= cap:
                         continue
                     if bypassing:
                         bypass[b] += 1
-                    _issue_column(P, T, S, t, q, ch, i)
-                    return t + 1
+                    best = i
+                    best_cmd = cmd
+                    break
             else:
-                if orow >= 0 and sched == SCHED_FRFCFS_CAP:
+                if orow >= 0 and capped:
                     stamp[b] = scan  # an older request waits on this bank's row
                 if ready_other[b] != scan:
                     continue
@@ -612,7 +712,7 @@ def _schedule_channel(P, T, S, ch, t):
             if best < 0:
                 best = i
                 best_cmd = cmd
-                if sched == SCHED_FCFS or not any_hit_ready:
+                if not hit_first or not any_hit_ready:
                     break
 
     if best >= 0:
@@ -625,7 +725,7 @@ def _schedule_channel(P, T, S, ch, t):
                 S.q_first[q, ch, best] = t
             _issue_pre(P, T, S, t, b, S.q_id[q, ch, best])
         else:
-            _issue_column(P, T, S, t, q, ch, best)
+            _issue_column(P, T, S, t, q, ch, best)  # the only call site: keep it so
         return t + 1
 
     if clean:
@@ -702,7 +802,13 @@ def run_chunk(P, T, S, arrival, is_write, bank, row, col, req_base, final):
                 break
             k = (S.q_head[q, ch] + n_q) & P[P_QMASK]
             S.q_id[q, ch, k] = req_base + idx
-            S.q_arr[q, ch, k] = t
+            if timed:
+                # latency counts from the trace timestamp: waiting for room in a full
+                # queue is part of it (and counted apart as the front-end wait)
+                S.q_arr[q, ch, k] = arrival[idx]
+                S.counters[C_FE_SUM_R + q] += t - arrival[idx]
+            else:
+                S.q_arr[q, ch, k] = t
             S.q_bank[q, ch, k] = b
             S.q_row[q, ch, k] = row[idx]
             S.q_col[q, ch, k] = col[idx]
