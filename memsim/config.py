@@ -44,6 +44,9 @@ class DramConfig:
     refresh: bool = True
     # Per-timing overrides in cycles, e.g. {tRTRS: 1, tRFC: 360}
     timing: dict = field(default_factory=dict)
+    # Energy model overrides: VDD (V) and IDD currents (mA per device), e.g. {IDD5: 66}
+    # (defaults: DRAMsim3's preset for the speed bin, organisation and density)
+    power: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -171,6 +174,7 @@ def _check_consistency(cfg: Config) -> None:
     t = ddr4.resolve_timings(cfg.dram.speed, cfg.dram.org, cfg.dram.density_gbit,
                              cfg.dram.timing)
     _check_timings(t, cfg.dram.timing)
+    _check_power(cfg.dram)
     if cfg.dram.refresh and t["tREFI"] <= t["tRFC"] + t["tRP"]:
         raise ConfigError(
             f"dram.timing.tREFI: {t['tREFI']} cycles leaves no time between refreshes "
@@ -218,6 +222,26 @@ def _check_timings(t: dict, overridden: dict) -> None:
         if t[long_] < t[short]:
             raise ConfigError(f"{key(short, long_)}: {long_} = {t[long_]} is below "
                               f"{short} = {t[short]} cycles; {why}")
+
+
+def _check_power(dram: DramConfig) -> None:
+    for name, value in dram.power.items():
+        if name not in ddr4.POWER_NAMES:
+            raise ConfigError(f"dram.power.{name}: unknown power parameter (expected one "
+                              f"of: {', '.join(ddr4.POWER_NAMES)})")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            unit = "V" if name == "VDD" else "mA"
+            raise ConfigError(f"dram.power.{name}: expected a positive number ({unit}), got "
+                              f"{value!r}")
+    p = ddr4.resolve_power(dram.speed, dram.org, dram.density_gbit, dram.power)
+    # each command's current must exceed the standby current it is measured against,
+    # or the command would give energy back
+    for high, low in (("IDD0", "IDD3N"), ("IDD0", "IDD2N"), ("IDD4R", "IDD3N"),
+                      ("IDD4W", "IDD3N"), ("IDD5", "IDD3N")):
+        if p[high] < p[low]:
+            keys = " / ".join(f"dram.power.{n}" for n in (low, high) if n in dram.power)
+            raise ConfigError(f"{keys or 'dram.power'}: {high} = {p[high]} mA is below "
+                              f"{low} = {p[low]} mA (expected {high} >= {low})")
 
 
 def preset_dir() -> Path:

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memsim import __version__
+from memsim import __version__, energy
 from memsim.dram.ddr4 import COMMANDS
 from memsim.engine import core
 
@@ -60,6 +60,7 @@ class Result:
     counters: np.ndarray
     hist: np.ndarray  # (2, HIST_SIZE): read, write latency histograms in cycles
     bank_stats: np.ndarray  # (banks, len(BANK_COLUMNS))
+    rank_stats: np.ndarray  # (ranks, core.RS_LEN): Engine.rank_activity()
     cycles: int
     wall_seconds: float  # simulation only
     trace: dict = field(default_factory=dict)  # path, format, bytes, bad_lines, ...
@@ -97,12 +98,21 @@ class Result:
         return df
 
     def per_rank(self) -> pd.DataFrame:
-        """The per-bank table summed over each rank."""
+        """The per-bank table summed over each rank, plus the rank's energy by part
+        (``energy_nj_*``), its active-standby cycles and its pJ per bit moved."""
         df = self.per_bank().drop(columns=["bankgroup", "bank", "hit_rate"])
         df = df.groupby(["channel", "rank"], as_index=False).sum()
         served = df["hits"] + df["misses"] + df["conflicts"]
         df["hit_rate"] = (df["hits"] / served.where(served > 0)).fillna(0.0)
+        df["active_cycles"] = self.rank_stats[:, core.RS_ACTIVE]
+        for i, e in enumerate(self._energy()["per_rank"]):
+            for k, v in e.items():
+                name = "energy_pj_per_bit" if k == "pj_per_bit" else f"energy_nj_{k}"
+                df.loc[i, name] = v
         return df
+
+    def _energy(self) -> dict:
+        return energy.summarize(self.spec, self.rank_stats, self.cycles)
 
     def _latency(self, q: int) -> dict:
         n = int(self.counters[core.C_READS + q])
@@ -141,6 +151,7 @@ class Result:
         lat_r, lat_w = self._latency(0), self._latency(1)
         commands = {name: int(c[core.C_CMD + i]) for i, name in enumerate(COMMANDS)}
         total = self.reads + self.writes
+        e = self._energy()
         return {
             "memsim_version": __version__,
             "cycles": int(self.cycles),
@@ -165,6 +176,10 @@ class Result:
                         "cycles": commands["REF"] * spec.timings["tRFC"]},
             "bus_utilization": (int(c[core.C_BUSY]) / (self.cycles * spec.channels)
                                 if self.cycles else 0.0),
+            "energy_nj": e["energy_nj"],
+            "power_mw": e["power_mw"],
+            "energy_pj_per_bit": e["energy_pj_per_bit"],
+            "energy_model": e["model"],
             "wall_seconds": self.wall_seconds,
             "requests_per_second": total / self.wall_seconds if self.wall_seconds else 0.0,
             "jit_seconds": self.jit_seconds,
@@ -180,6 +195,7 @@ class Result:
     def write_json(self, path) -> None:
         s = self.summary()
         s["per_bank"] = self.per_bank().to_dict(orient="records")
+        s["per_rank"] = self.per_rank().to_dict(orient="records")
         s["latency_histogram_cycles"] = {
             kind: {str(int(k)): int(v) for k, v in self.latency_hist(kind).items()}
             for kind in ("read", "write")}
@@ -192,7 +208,7 @@ class Result:
         """A readable summary for the terminal."""
         s = self.summary()
         bw, lr, lw = s["bandwidth_gbps"], s["latency_ns"]["read"], s["latency_ns"]["write"]
-        rb, ta, cmd = s["row_buffer"], s["turnaround"], s["commands"]
+        rb, ta, cmd, en = s["row_buffer"], s["turnaround"], s["commands"], s["energy_nj"]
         cfg = s["config"]["dram"]
         ctl = s["config"]["controller"]
         rows = [
@@ -214,6 +230,9 @@ class Result:
                                       for k, v in ta.items())),
             ("commands", "  ".join(f"{k} {v:,}" for k, v in cmd.items())),
             ("bus utilization", f"{s['bus_utilization']:.3f}"),
+            ("energy nJ", f"total {en['total']:,.1f}  (" + "  ".join(
+                f"{k} {en[k]:,.1f}" for k in energy.PARTS) + f"); {s['power_mw']['average']:,.1f}"
+                f" mW average, {s['energy_pj_per_bit']:.2f} pJ/bit"),
             ("wall time", f"{s['wall_seconds']:.3f} s ({s['requests_per_second']:,.0f} "
                           f"requests/s)"),
         ]

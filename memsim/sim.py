@@ -128,6 +128,7 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
     return Result(config=cfg.to_dict(), spec=spec, counters=engine.S.counters.copy(),
                   hist=engine.S.hist.copy(),
                   bank_stats=np.hstack([per_bank_rw, engine.S.bank_stats]),
+                  rank_stats=engine.rank_activity(),
                   cycles=engine.final_cycle, wall_seconds=wall,
                   jit_seconds=t0 - t_jit, trace=dict(trace_info or {}))
 

@@ -160,3 +160,71 @@ def resolve_timings(speed: str, org: str, density_gbit: int, overrides=None) -> 
 def tck_ns(timings: dict) -> float:
     """Clock period in ns: two transfers per clock."""
     return 2000.0 / timings["data_rate_mtps"]
+
+
+# --------------------------------------------------------------------------------------
+# Power: IDD currents (mA, per device) and VDD (V), for the energy model
+# (memsim/energy.py). Values are DRAMsim3's DDR4 presets (configs/DDR4_<density>Gb_
+# <org>_<rate>.ini, which follow Micron datasheets), keyed by density, organisation and
+# data rate. DRAMsim3 has no 1600 presets, no 4 Gb above 2666 and no 16 Gb at all; those
+# take the nearest preset's values (the next faster bin at the same density, the next
+# slower bin at 4 Gb, 8 Gb for 16 Gb), and the resolved values name the preset they
+# came from. IDD5 (all-bank refresh) is where sources disagree most: DRAMsim3 uses
+# 250 mA for 8 Gb x8, DRAMPower's Micron memspec 66 mA; override it under dram.power.
+# IDD2P / IDD3P / IDD6 are listed for completeness (memsim has no power-down policy).
+# --------------------------------------------------------------------------------------
+
+POWER_NAMES = ("VDD", "IDD0", "IDD2N", "IDD3N", "IDD4R", "IDD4W", "IDD5", "IDD2P", "IDD3P",
+               "IDD6")
+
+# (density Gb, org, data rate) -> (IDD0, IDD2N, IDD3N, IDD4R, IDD4W, IDD5, IDD2P, IDD3P,
+#                                  IDD6); VDD is 1.2 V in every preset
+_IDD = {
+    (4, "x4", 1866): (55, 40, 55, 125, 140, 170, 27, 40, 20),
+    (4, "x4", 2133): (55, 42, 55, 135, 155, 170, 27, 40, 20),
+    (4, "x4", 2400): (60, 45, 60, 145, 175, 175, 29, 40, 20),
+    (4, "x4", 2666): (65, 50, 65, 170, 195, 175, 34, 40, 20),
+    (4, "x8", 1866): (55, 40, 55, 125, 140, 170, 27, 40, 20),
+    (4, "x8", 2133): (55, 42, 55, 135, 155, 170, 27, 40, 20),
+    (4, "x8", 2400): (60, 45, 60, 145, 175, 175, 29, 40, 20),
+    (4, "x8", 2666): (65, 50, 65, 170, 195, 175, 34, 40, 20),
+    (4, "x16", 1866): (65, 40, 55, 180, 220, 170, 27, 40, 20),
+    (4, "x16", 2133): (65, 42, 55, 195, 250, 170, 27, 40, 20),
+    (4, "x16", 2400): (65, 45, 60, 205, 285, 175, 29, 40, 20),
+    (4, "x16", 2666): (70, 50, 65, 225, 310, 175, 34, 40, 20),
+    (8, "x4", 1866): (40, 33, 35, 100, 95, 250, 25, 30, 30),
+    (8, "x4", 2133): (40, 33, 35, 100, 95, 250, 25, 30, 30),
+    (8, "x4", 2400): (43, 34, 38, 110, 103, 250, 25, 32, 30),
+    (8, "x4", 2666): (46, 35, 41, 121, 112, 250, 25, 34, 30),
+    (8, "x4", 2933): (49, 36, 44, 132, 121, 250, 25, 36, 30),
+    (8, "x4", 3200): (52, 37, 47, 143, 130, 250, 25, 38, 30),
+    (8, "x8", 1866): (45, 33, 40, 125, 115, 250, 25, 35, 30),
+    (8, "x8", 2133): (45, 33, 40, 125, 115, 250, 25, 35, 30),
+    (8, "x8", 2400): (48, 34, 43, 135, 123, 250, 25, 37, 30),
+    (8, "x8", 2666): (51, 35, 46, 146, 132, 250, 25, 39, 30),
+    (8, "x8", 2933): (54, 36, 49, 157, 141, 250, 25, 41, 30),
+    (8, "x8", 3200): (57, 37, 52, 168, 150, 250, 25, 43, 30),
+    (8, "x16", 1866): (75, 33, 44, 225, 225, 280, 25, 39, 30),
+    (8, "x16", 2133): (75, 33, 44, 225, 225, 280, 25, 39, 30),
+    (8, "x16", 2400): (80, 34, 47, 243, 228, 280, 25, 41, 30),
+    (8, "x16", 2666): (85, 35, 50, 263, 244, 280, 25, 43, 30),
+    (8, "x16", 2933): (90, 36, 53, 283, 261, 280, 25, 45, 30),
+    (8, "x16", 3200): (95, 37, 56, 302, 278, 280, 25, 47, 30),
+}
+_VDD = 1.2
+
+
+def resolve_power(speed: str, org: str, density_gbit: int, overrides=None) -> dict:
+    """IDD currents (mA per device) and VDD (V) of one device as a flat dict, plus
+    ``source``: the DRAMsim3 preset the values come from. ``overrides`` (the config's
+    ``dram.power``) replace any value."""
+    rate = SPEED_BINS[speed]["data_rate_mtps"]
+    density = 8 if density_gbit == 16 else density_gbit
+    rates = sorted(r for d, o, r in _IDD if d == density and o == org)
+    nearest = min(rates, key=lambda r: (abs(r - rate), -r))
+    values = dict(zip(POWER_NAMES[1:], _IDD[(density, org, nearest)], strict=True))
+    out = {"VDD": _VDD, **values}
+    if overrides:
+        out.update(overrides)
+    out["source"] = f"DRAMsim3 DDR4_{density}Gb_{org}_{nearest}"
+    return out

@@ -42,7 +42,10 @@ class DeviceSpec:
     banks_per_group: int
     rows: int
     columns: int  # DRAM columns per row (a burst covers BURST_LENGTH of them)
+    device_width: int  # bits per device (x4 / x8 / x16)
+    chips_per_rank: int  # devices per rank (64-bit data; ECC schemes add their chips)
     timings: dict  # name -> cycles (plus data_rate_mtps)
+    power: dict  # VDD (V) and IDD currents (mA per device), with their source
     tck_ns: float
     burst_bytes: int
     burst_cycles: np.ndarray  # per command: data-bus cycles of its burst (0: no data)
@@ -122,7 +125,10 @@ def build(cfg) -> DeviceSpec:
         standard=d.standard, speed=d.speed, org=d.org, density_gbit=d.density_gbit,
         channels=d.channels, ranks=d.ranks, bankgroups=org["bankgroups"],
         banks_per_group=org["banks_per_group"], rows=org["rows"][d.density_gbit],
-        columns=org["columns"], timings=timings, tck_ns=std.tck_ns(timings),
+        columns=org["columns"], device_width=org["width"],
+        chips_per_rank=std.CHANNEL_WIDTH_BITS // org["width"], timings=timings,
+        power=std.resolve_power(d.speed, d.org, d.density_gbit, d.power),
+        tck_ns=std.tck_ns(timings),
         burst_bytes=std.BURST_BYTES, burst_cycles=burst_cycles, data_delay=data_delay,
         latency=latency, window_prev=w[:, 0].copy(), window_scope=w[:, 1].copy(),
         window_next=w[:, 2].copy(), window_size=w[:, 3].copy(),

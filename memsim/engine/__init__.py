@@ -59,6 +59,7 @@ class Engine:
         P[core.P_MAX_OUT] = max_out
         P[core.P_REFRESH] = int(cfg.dram.refresh)
         P[core.P_TREFI] = spec.timings["tREFI"]
+        P[core.P_TRFC] = spec.timings["tRFC"]
         P[core.P_TICK] = int(tick)
         P[core.P_LOG] = int(log_sink is not None)
         P[core.P_QMASK] = qmax - 1
@@ -122,6 +123,7 @@ class Engine:
             heap=np.zeros(max_out + 1, i64),
             counters=np.zeros(core.N_COUNTERS, i64),
             bank_stats=np.zeros((nb, core.BS_LEN), i64),
+            rank_stats=np.zeros((nch * nr, core.RS_LEN), i64),
             hist=np.zeros((2, core.HIST_SIZE), i64),
             log=np.zeros((log_capacity if log_sink is not None else 1, core.LOG_COLS), i64),
         )
@@ -168,3 +170,15 @@ class Engine:
     @property
     def final_cycle(self) -> int:
         return int(self.S.F[core.F_FINAL_CYCLE])
+
+    def rank_activity(self) -> np.ndarray:
+        """Per rank (channel-major): the engine's rank_stats with RS_ACTIVE completed up
+        to the end of the run: a rank still open at the end is active until then, and a
+        refresh still under way counts only up to then."""
+        rs = self.S.rank_stats.copy()
+        end = self.final_cycle
+        still_open = self.S.open_count > 0
+        rs[still_open, core.RS_ACTIVE] += end - rs[still_open, core.RS_SINCE]
+        over = np.maximum(rs[:, core.RS_REF_END] - end, 0)
+        rs[:, core.RS_ACTIVE] -= over
+        return rs

@@ -66,8 +66,8 @@ CAT_NONE, CAT_HIT, CAT_MISS, CAT_CONFLICT = -1, 0, 1, 2
 
 # Indices into the parameter array P.
 (P_NCH, P_NRANK, P_NBG, P_NBA, P_SCHED, P_POLICY, P_TIMEOUT, P_CAP, P_RQ_CAP, P_WQ_CAP,
- P_WM_HI, P_WM_LO, P_TIMED, P_MAX_OUT, P_REFRESH, P_TREFI, P_TICK, P_LOG, P_QMASK,
- P_LEN) = range(20)
+ P_WM_HI, P_WM_LO, P_TIMED, P_MAX_OUT, P_REFRESH, P_TREFI, P_TRFC, P_TICK, P_LOG, P_QMASK,
+ P_LEN) = range(21)
 
 # Indices into the front-end / clock scalar array F.
 (F_NOW, F_IDX, F_OUTSTANDING, F_HEAP, F_FINAL_CYCLE, F_SCAN, F_LOG_LEN, F_LEN) = range(8)
@@ -81,6 +81,13 @@ N_COUNTERS = C_CMD + N_CMD
 # Columns of the per-bank statistics array bank_stats[NB, BS_LEN] (requests per bank and
 # direction are counted outside the loop, from the decoded trace).
 BS_HITS, BS_MISSES, BS_CONFLICTS, BS_ACTS, BS_LEN = range(5)
+
+# Columns of the per-rank array rank_stats[rank, RS_LEN], what the energy model needs:
+# commands (RS_PRE counts banks closed: PRE, each open bank a PREA closes, and every
+# auto-precharge), cycles with at least one bank open or a refresh under way
+# (RS_ACTIVE; RS_SINCE is when the open period began), and when the last REF ends.
+(RS_ACT, RS_PRE, RS_RD, RS_WR, RS_REF, RS_ACTIVE, RS_SINCE, RS_REF_END,
+ RS_LEN) = range(9)
 
 # Latency histogram: exact below HIST_LINEAR cycles, then 256 buckets per power of two.
 HIST_LINEAR = 1 << 16
@@ -104,7 +111,7 @@ State = namedtuple("State", " ".join((
     "q_id q_arr q_bank q_row q_col q_cat q_first q_len q_head",  # queues
     "wmode ch_next last_dir last_rank last_end",  # channels
     "clean_at soon_bank soon_hit soon_n",  # channels: the last bank phase's forecast
-    "F heap counters bank_stats hist log",  # front end, statistics, command log
+    "F heap counters bank_stats rank_stats hist log",  # front end, statistics, log
 )))
 
 
@@ -255,10 +262,14 @@ def _release_owner(S, b):
 
 
 @njit(**_INLINE)
-def _close_bank(P, S, b):
+def _close_bank(P, S, b, t):
     if S.open_row[b] >= 0:
+        rk = S.rank_of[b]
         S.open_row[b] = -1
-        S.open_count[S.rank_of[b]] -= 1
+        S.open_count[rk] -= 1
+        S.rank_stats[rk, RS_PRE] += 1
+        if S.open_count[rk] == 0:
+            S.rank_stats[rk, RS_ACTIVE] += t - S.rank_stats[rk, RS_SINCE]
     if S.owner_id[b] >= 0:
         # only a refresh closes a row before its activated request is served; the
         # request is activated again afterwards
@@ -273,8 +284,12 @@ def _issue_act(P, T, S, t, q, ch, i):
     b = S.q_bank[q, ch, i]
     row = S.q_row[q, ch, i]
     _apply_constraints(P, T, S, ACT, b, t)
+    rk = S.rank_of[b]
+    if S.open_count[rk] == 0:
+        S.rank_stats[rk, RS_SINCE] = t
     S.open_row[b] = row
-    S.open_count[S.rank_of[b]] += 1
+    S.open_count[rk] += 1
+    S.rank_stats[rk, RS_ACT] += 1
     S.owner_id[b] = S.q_id[q, ch, i]
     S.owner_q[b] = q
     k = S.n_owned[ch]
@@ -301,13 +316,13 @@ def _issue_act(P, T, S, t, q, ch, i):
         S.q_first[q, ch, i] = t
     S.counters[C_CMD + ACT] += 1
     S.bank_stats[b, BS_ACTS] += 1
-    _log(P, S, t, ACT, b, row, -1, S.q_id[q, ch, i], S.rank_of[b])
+    _log(P, S, t, ACT, b, row, -1, S.q_id[q, ch, i], rk)
 
 
 @njit(**_INLINE)
 def _issue_pre(P, T, S, t, b, req):
     _apply_constraints(P, T, S, PRE, b, t)
-    _close_bank(P, S, b)
+    _close_bank(P, S, b, t)
     S.counters[C_CMD + PRE] += 1
     _log(P, S, t, PRE, b, -1, -1, req, S.rank_of[b])
 
@@ -343,8 +358,9 @@ def _issue_column(P, T, S, t, q, ch, i):
     if S.owner_id[b] == S.q_id[q, ch, i]:
         _release_owner(S, b)
     if auto:
-        _close_bank(P, S, b)
+        _close_bank(P, S, b, t)
     S.counters[C_CMD + cmd] += 1
+    S.rank_stats[rk, RS_RD + q] += 1
     _log(P, S, t, cmd, b, row, S.q_col[q, ch, i], S.q_id[q, ch, i], rk)
 
     # data bus: turnaround bookkeeping and utilisation. A turnaround's idle cycles are
@@ -480,10 +496,14 @@ def _refresh(P, T, S, ch, t):
         _log(P, S, t, cmd, -1, -1, -1, -1, rk)
         if cmd == PREA:
             for b in range(rk * per_rank, rk * per_rank + per_rank):
-                _close_bank(P, S, b)
+                _close_bank(P, S, b, t)
         else:
             S.ref_pending[rk] = 0
             S.ref_due[rk] += P[P_TREFI]
+            # the rank draws refresh current for tRFC (its banks are all closed)
+            S.rank_stats[rk, RS_REF] += 1
+            S.rank_stats[rk, RS_ACTIVE] += P[P_TRFC]
+            S.rank_stats[rk, RS_REF_END] = t + P[P_TRFC]
         return True, t + 1
     return False, nxt
 

@@ -1,0 +1,104 @@
+"""DRAM energy from IDD currents: per-command energy plus background energy by rank state.
+
+The method is the one DRAMsim3 and DRAMSys (through DRAMPower) use with Micron's IDD
+measurements. Energies are per device, times the devices (chips) of a rank; a current
+in mA times VDD in V times a time in ns is an energy in pJ.
+
+Per command (``tCK`` converts cycles to ns):
+
+- ACT: ``VDD * (IDD0 - IDD3N) * tRAS`` and, when the bank is closed again (PRE, each
+  open bank a PREA closes, every auto-precharge), PRE: ``VDD * (IDD0 - IDD2N) * tRP``.
+  Together they are DRAMsim3's ACT energy ``VDD * (IDD0*tRC - IDD3N*tRAS - IDD2N*tRP)``
+  when tRC = tRAS + tRP, as in every speed bin (DRAMPower's split of the same
+  measurement);
+- RD / WR: ``VDD * (IDD4R - IDD3N) * tBL`` / ``VDD * (IDD4W - IDD3N) * tBL``;
+- REF: ``VDD * (IDD5 - IDD3N) * tRFC``.
+
+Background, per rank over the whole run: ``VDD * IDD3N`` per cycle in which any bank of
+the rank is open or a refresh is under way (active standby), ``VDD * IDD2N`` in the
+other cycles (precharged standby). memsim has no power-down policy, so IDD2P / IDD3P /
+IDD6 are not used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from memsim.engine import core
+
+PARTS = ("act", "pre", "read", "write", "refresh", "background")
+
+
+@dataclass(frozen=True)
+class EnergyModel:
+    """Per-device energies of one memory system, in pJ, and its chips per rank."""
+
+    act_pj: float
+    pre_pj: float
+    read_pj: float
+    write_pj: float
+    refresh_pj: float
+    active_standby_pj_per_cycle: float
+    precharged_standby_pj_per_cycle: float
+    chips_per_rank: int
+    power: dict  # the resolved VDD / IDD values and their source
+
+    @classmethod
+    def build(cls, spec) -> EnergyModel:
+        """The model of a :class:`~memsim.dram.spec.DeviceSpec` (its ``power`` values
+        and ``chips_per_rank``)."""
+        t, tck, p = spec.timings, spec.tck_ns, spec.power
+        vdd = p["VDD"]
+        return cls(
+            act_pj=vdd * (p["IDD0"] - p["IDD3N"]) * t["tRAS"] * tck,
+            pre_pj=vdd * (p["IDD0"] - p["IDD2N"]) * t["tRP"] * tck,
+            read_pj=vdd * (p["IDD4R"] - p["IDD3N"]) * t["tBL"] * tck,
+            write_pj=vdd * (p["IDD4W"] - p["IDD3N"]) * t["tBL"] * tck,
+            refresh_pj=vdd * (p["IDD5"] - p["IDD3N"]) * t["tRFC"] * tck,
+            active_standby_pj_per_cycle=vdd * p["IDD3N"] * tck,
+            precharged_standby_pj_per_cycle=vdd * p["IDD2N"] * tck,
+            chips_per_rank=spec.chips_per_rank,
+            power=dict(p),
+        )
+
+    def per_rank_nj(self, rank_stats: np.ndarray, cycles: int) -> dict[str, np.ndarray]:
+        """Energy by part (nJ), one value per rank, from the engine's rank statistics
+        (``Engine.rank_activity()``) of a run of ``cycles`` DRAM cycles."""
+        rs = rank_stats.astype(np.float64)
+        active = rs[:, core.RS_ACTIVE]
+        parts = {
+            "act": rs[:, core.RS_ACT] * self.act_pj,
+            "pre": rs[:, core.RS_PRE] * self.pre_pj,
+            "read": rs[:, core.RS_RD] * self.read_pj,
+            "write": rs[:, core.RS_WR] * self.write_pj,
+            "refresh": rs[:, core.RS_REF] * self.refresh_pj,
+            "background": (active * self.active_standby_pj_per_cycle
+                           + (cycles - active) * self.precharged_standby_pj_per_cycle),
+        }
+        return {k: v * self.chips_per_rank / 1e3 for k, v in parts.items()}
+
+
+def summarize(spec, rank_stats: np.ndarray, cycles: int) -> dict:
+    """The energy part of a run's summary: energy by part (nJ), average power (mW) and
+    energy per bit moved (pJ), for the system and per rank (channel-major)."""
+    model = EnergyModel.build(spec)
+    per_rank = model.per_rank_nj(rank_stats, cycles)
+    rank_total = sum(per_rank[k] for k in PARTS)
+    rank_bits = (rank_stats[:, core.RS_RD] + rank_stats[:, core.RS_WR]) * spec.burst_bytes * 8
+    total = {k: float(v.sum()) for k, v in per_rank.items()}
+    total["total"] = float(rank_total.sum())
+    sim_ns = cycles * spec.tck_ns
+    bits = int(rank_bits.sum())
+    return {
+        "energy_nj": total,
+        "power_mw": {"average": total["total"] / sim_ns * 1e3 if sim_ns else 0.0},
+        "energy_pj_per_bit": total["total"] * 1e3 / bits if bits else float("nan"),
+        "per_rank": [
+            {**{k: float(per_rank[k][r]) for k in PARTS}, "total": float(rank_total[r]),
+             "pj_per_bit": float(rank_total[r] * 1e3 / rank_bits[r]) if rank_bits[r]
+             else float("nan")}
+            for r in range(len(rank_total))],
+        "model": {"chips_per_rank": model.chips_per_rank, **model.power},
+    }
