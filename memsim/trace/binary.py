@@ -190,13 +190,14 @@ _SOURCES: dict[str, Callable[[str, int], tuple[bool, int, Iterator[dict]]]] = {
 # ---------------------------------------------------------------- reading
 
 
-def probe_binary(path: str, fmt: str) -> bool:
-    """Check the file's structure; return whether it is timed. Raises TraceError."""
+def probe_binary(path: str, fmt: str) -> tuple[bool, int]:
+    """Check the file's structure; return (whether it is timed, number of records).
+    Raises TraceError."""
     timed, length, batches = _SOURCES[fmt](path, 1)
     batches.close()
     if length == 0:
         raise file_error(path, "trace has no records (the array is empty)")
-    return timed
+    return timed, length
 
 
 @dataclass
