@@ -286,9 +286,10 @@ def _check_batch(path: str, columns: dict, state: _State, skip_bad_lines: bool
 # ---------------------------------------------------------------- writing
 
 
-def write_binary(path: str, fmt: str, cycle: np.ndarray | None, is_write: np.ndarray,
+def write_binary(f: BinaryIO, fmt: str, cycle: np.ndarray | None, is_write: np.ndarray,
                  addr: np.ndarray) -> None:
-    """Write a trace as ``fmt`` ('npy', 'npz' or 'parquet'); ``cycle`` None = untimed."""
+    """Write a trace as ``fmt`` ('npy', 'npz' or 'parquet') to the binary file object
+    ``f``; ``cycle`` None = untimed."""
     columns = {"op": is_write.astype(np.uint8), "addr": addr.astype(np.int64)}
     if cycle is not None:
         columns = {"cycle": cycle.astype(np.int64), **columns}
@@ -296,15 +297,13 @@ def write_binary(path: str, fmt: str, cycle: np.ndarray | None, is_write: np.nda
         array = np.empty(len(addr), dtype=[(c, v.dtype) for c, v in columns.items()])
         for c, v in columns.items():
             array[c] = v
-        with open(path, "wb") as f:
-            np.save(f, array)
+        np.save(f, array)
     elif fmt == "npz":
-        with open(path, "wb") as f:
-            np.savez_compressed(f, **columns)
+        np.savez_compressed(f, **columns)
     elif fmt == "parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        pq.write_table(pa.table(columns), path, row_group_size=PARQUET_ROW_GROUP)
+        pq.write_table(pa.table(columns), f, row_group_size=PARQUET_ROW_GROUP)
     else:
         raise ValueError(f"not a binary trace format: {fmt!r}")
