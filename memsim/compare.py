@@ -195,9 +195,9 @@ def cmd_compare(args) -> int:
     reused = df.attrs.get("reused", 0)
     figure = out / FIGURE
     if failed < len(df):
-        from memsim.plot import plot
+        from memsim.plot import plot_reporting_failures
 
-        plot(out, "schedulers", figure)
+        plot_reporting_failures(out, "schedulers", figure)
     else:
         figure = None
     print(f"{len(df)} runs ({len(df) - reused} run now, {reused} reused, {failed} failed) in "
