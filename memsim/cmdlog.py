@@ -42,6 +42,14 @@ HEADER = ",".join(c.name for c in COLUMNS) + "\n"
 GZIP_LEVEL = 3  # about 3x faster than the default, files ~15% larger
 
 
+def _strings(pa, names: tuple[str, ...]):
+    """A pyarrow string array of ``names`` (built from buffers, without pandas)."""
+    data = [n.encode() for n in names]
+    offsets = np.cumsum([0] + [len(d) for d in data], dtype=np.int32)
+    return pa.Array.from_buffers(pa.string(), len(names),
+                                 [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
+
+
 class CommandLogWriter:
     """Streams command-log blocks to CSV (``.gz``: gzip). ``close(ok)`` puts the file in
     place when ``ok`` and deletes it otherwise, so an aborted run leaves no log that
@@ -67,7 +75,7 @@ class CommandLogWriter:
                     self._tables.append(None)
                 else:
                     fields.append(pa.field(col.name, pa.dictionary(pa.int32(), pa.string())))
-                    self._tables.append(pa.array(col.names, pa.string()))
+                    self._tables.append(_strings(pa, col.names))
             self.schema = pa.schema(fields)
             self._csv = pacsv.CSVWriter(
                 self.f, self.schema,
@@ -83,14 +91,22 @@ class CommandLogWriter:
         if block.shape[1] != len(COLUMNS):
             raise RuntimeError(f"command log block has {block.shape[1]} columns; "
                                f"memsim.cmdlog.COLUMNS names {len(COLUMNS)}")
+        n = len(block)
         arrays = []
-        for j, table in enumerate(self._tables):
-            values = np.ascontiguousarray(block[:, j])
+        # Arrays are built from the numpy buffers directly: zero-copy, and pa.array()
+        # would import pandas (0.2 s) to check for pandas objects.
+        for j, (col, table) in enumerate(zip(COLUMNS, self._tables, strict=True)):
+            values = np.ascontiguousarray(block[:, j], dtype=np.int64)
             if table is None:
-                arrays.append(pa.array(values, pa.int64()))
+                arrays.append(pa.Array.from_buffers(pa.int64(), n,
+                                                    [None, pa.py_buffer(values)]))
             else:
-                arrays.append(pa.DictionaryArray.from_arrays(
-                    pa.array(values.astype(np.int32)), table))
+                if n and (values.min() < 0 or values.max() >= len(table)):
+                    raise RuntimeError(f"command log column {col.name!r}: id outside "
+                                       f"0..{len(table) - 1}")
+                ids = values.astype(np.int32)
+                arrays.append(pa.DictionaryArray.from_buffers(
+                    self.schema.field(j).type, n, [None, pa.py_buffer(ids)], table))
         self._csv.write_batch(pa.RecordBatch.from_arrays(arrays, schema=self.schema))
         self.rows += len(block)
 
