@@ -42,8 +42,8 @@ class DramConfig:
     speed: str = field(default="DDR4_2400R", metadata=_choice(*ddr4.SPEED_BINS))
     org: str = field(default="x8", metadata=_choice(*ddr4.ORGANISATIONS))
     density_gbit: int = field(default=8, metadata=_choice(4, 8, 16))
-    channels: int = field(default=1, metadata={"min": 1})
-    ranks: int = field(default=1, metadata={"min": 1})
+    channels: int = field(default=1, metadata={"min": 1, "max": 256})
+    ranks: int = field(default=1, metadata={"min": 1, "max": 64})
     # Reserved for ERUCA-style sub-banking; 1 is plain DDR4 (the only value the engine
     # models today).
     subbanks_per_bank: int = field(default=1, metadata=_choice(1))
@@ -86,7 +86,7 @@ class FrontendConfig:
     # afap: as fast as possible, at most max_outstanding requests in flight;
     # auto: timestamped if the trace carries cycles, else afap.
     mode: str = field(default="auto", metadata=_choice("auto", "timestamped", "afap"))
-    max_outstanding: int = field(default=64, metadata={"min": 1})
+    max_outstanding: int = field(default=64, metadata={"min": 1, "max": 1 << 20})
     # Trace cycles per DRAM clock cycle (e.g. 3.2 GHz CPU over a 1.2 GHz DRAM clock).
     cpu_cycles_per_dram_cycle: float = field(default=1.0, metadata={"min": 1e-9})
 

@@ -164,8 +164,7 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
             addr = mapping.check(chunk.addr, source, chunk.line, wrap_addresses)
             d = mapping.decode(addr)
             if timed:
-                arrival = chunk.cycle if ratio == 1.0 else np.floor(
-                    chunk.cycle / ratio).astype(np.int64)
+                arrival = chunk.cycle if ratio == 1.0 else _dram_cycles(chunk, ratio, source)
             else:
                 arrival = chunk.cycle
             engine.feed(arrival, chunk.is_write, d.bank, d.row, d.column)
@@ -186,6 +185,22 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
                   cycles=engine.final_cycle, wall_seconds=wall,
                   jit_seconds=t0 - t_jit, jit_compiled=compiled,
                   trace=dict(trace_info or {}))
+
+
+# Arrival cycles must stay well inside int64 (the engine adds latencies to them).
+MAX_ARRIVAL_CYCLE = 1 << 62
+
+
+def _dram_cycles(chunk: TraceChunk, ratio: float, source: str) -> np.ndarray:
+    """Trace cycles (CPU clock) -> DRAM clock cycles: floor(cycle / ratio)."""
+    dram = np.floor(chunk.cycle / ratio)
+    too_big = dram >= MAX_ARRIVAL_CYCLE
+    if too_big.any():
+        i = int(np.argmax(too_big))
+        raise TraceError(f"{source}:{int(chunk.line[i])}: cycle {int(chunk.cycle[i])} is "
+                         f"{dram[i]:.3g} DRAM cycles at frontend.cpu_cycles_per_dram_cycle="
+                         f"{ratio:g}, beyond the supported 2**62")
+    return dram.astype(np.int64)
 
 
 def _run_with_bar(progress: bool | None, total: int | None, **kw) -> Result:
