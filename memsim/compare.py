@@ -185,7 +185,8 @@ def cmd_compare(args) -> int:
     try:
         df = run_sweep(spec, out, jobs=args.jobs, backend=backend,
                        scheduler_address=args.scheduler_address,
-                       progress=not args.quiet and sys.stderr.isatty())
+                       progress=not args.quiet and sys.stderr.isatty(),
+                       notify=not args.quiet)
     except KeyboardInterrupt:
         print(f"memsim compare: interrupted; finished runs are kept in {out}; run the same "
               f"command again to resume", file=sys.stderr)

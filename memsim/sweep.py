@@ -702,11 +702,13 @@ def _run_dask(todo: list[Job], jobs: int, address: str | None, on_done,
 
 
 def run_sweep(spec, out_dir, jobs: int | None = None, backend: str = "local",
-              scheduler_address: str | None = None, progress: bool = True) -> pd.DataFrame:
+              scheduler_address: str | None = None, progress: bool = True,
+              notify: bool | None = None) -> pd.DataFrame:
     """Run (or resume) a sweep; return the results table, also written to ``out_dir``.
 
     ``spec`` is a YAML path or a dict (relative paths then start at the CWD). Jobs whose
-    ``runs/<key>.json`` exists are not run again. Failed jobs have status "failed" and
+    ``runs/<key>.json`` exists are not run again. ``progress`` shows a bar on stderr;
+    ``notify`` (default: as ``progress``) a line when the engine must be compiled first. Failed jobs have status "failed" and
     their error in the table; they do not stop the others.
     """
     import pandas as pd
@@ -744,7 +746,7 @@ def run_sweep(spec, out_dir, jobs: int | None = None, backend: str = "local",
         outcomes[job.index] = _store(out, job, outcome)
         bar.done(outcome["status"] == "ok")
 
-    if todo and progress:
+    if todo and (progress if notify is None else notify):
         from memsim import sim
 
         if sim._engine_needs_compiling():
@@ -811,7 +813,9 @@ def add_sweep_parser(subparsers) -> None:
                         "starting a local cluster")
     p.add_argument("--dry-run", action="store_true",
                    help="validate the spec and list the runs without running them")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", "--quiet", "-q", action="store_true",
+                   help="no progress bar and no compile notice (the bar is shown only "
+                        "when stderr is a terminal)")
     p.set_defaults(func=cmd_sweep)
 
 
@@ -832,7 +836,8 @@ def cmd_sweep(args) -> int:
     try:
         df = run_sweep(args.spec, args.out, jobs=args.jobs, backend=backend,
                        scheduler_address=args.scheduler_address,
-                       progress=not args.no_progress)
+                       progress=not args.no_progress and sys.stderr.isatty(),
+                       notify=not args.no_progress)
     except KeyboardInterrupt:
         done = sum(not p.name.endswith(".error.json")
                    for p in (Path(args.out) / RUNS_DIR).glob("*.json"))
