@@ -349,3 +349,22 @@ def test_dask_local_cluster_gives_the_same_table(local_sweep, traces, tmp_path):
     assert sorted(df.columns) == sorted(local.columns)
     pd.testing.assert_frame_equal(df[cols], local[cols])
     assert len(list((tmp_path / "dask" / "runs").glob("*.json"))) == 8
+
+
+def test_docs_sweep_spec_example_is_valid_and_every_key_is_documented(tmp_path,
+                                                                       monkeypatch):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    doc = (root / "docs" / "sweep-spec.md").read_text()
+    example = doc.split("```yaml\n")[1].split("```")[0]
+    spec = tmp_path / "queues.yaml"
+    spec.write_text(example)
+    monkeypatch.chdir(root)  # the example's trace path is relative to the checkout
+    sw = load_spec(spec)
+    assert sw.name == "queues" and len(sw.traces) == 1
+    assert len(sw.points) == 7  # 2 x 3 grid points + 1 extra point, as the doc says
+    assert [p.origin for p in sw.points][-1] == "points[0]"
+    assert len(sweep.plan(sw)) == 7
+    for key in sweep.SPEC_KEYS:
+        assert f"| `{key}` |" in doc, key
