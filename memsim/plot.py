@@ -527,7 +527,7 @@ def _plot_stalls(d: _Data, metric=None, **_) -> Figure:
     _hide_unused(axes, len(panels))
     _legend(fig, handles, [h.get_label() for h in handles], title="Stall",
             ncol=min(len(handles), 3))
-    _suptitle(fig, "Stall time (summed over channels, ranks and banks)", d)
+    _suptitle(fig, "Stall time by cause, summed over channels, ranks and banks", d)
     return fig
 
 
