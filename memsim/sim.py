@@ -25,6 +25,7 @@ from memsim.cmdlog import CommandLogWriter
 from memsim.dram import spec as spec_mod
 from memsim.engine import Engine
 from memsim.mapping import AddressMapping
+from memsim.progress import progress_bar
 from memsim.results import Result
 from memsim.trace import TraceChunk, TraceError, open_trace
 from memsim.trace.files import spooled
@@ -125,17 +126,9 @@ def _compile_notice(enabled: bool) -> Iterator[None]:
 
 
 def _progress_bar(enabled: bool | None, total: int | None):
-    """A tqdm bar on stderr (a terminal only, when ``enabled`` is None) that shows up once
-    a run has lasted PROGRESS_DELAY_SECONDS; None when disabled."""
-    if enabled is None:
-        enabled = sys.stderr.isatty()
-    if not enabled:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit=" req", unit_scale=True, desc="simulating",
-                file=sys.stderr, delay=PROGRESS_DELAY_SECONDS, dynamic_ncols=True,
-                leave=False)
+    """A progress bar on stderr (a terminal only, when ``enabled`` is None) that shows up
+    once a run has lasted PROGRESS_DELAY_SECONDS; None when disabled."""
+    return progress_bar(total, enabled, "simulating", delay=PROGRESS_DELAY_SECONDS)
 
 
 def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "trace",

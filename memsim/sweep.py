@@ -708,8 +708,9 @@ def run_sweep(spec, out_dir, jobs: int | None = None, backend: str = "local",
 
     ``spec`` is a YAML path or a dict (relative paths then start at the CWD). Jobs whose
     ``runs/<key>.json`` exists are not run again. ``progress`` shows a bar on stderr;
-    ``notify`` (default: as ``progress``) a line when the engine must be compiled first. Failed jobs have status "failed" and
-    their error in the table; they do not stop the others.
+    ``notify`` (default: as ``progress``) a line when the engine must be compiled first.
+    Failed jobs have status "failed" and their error in the table; they do not stop the
+    others.
     """
     import pandas as pd
 

@@ -96,7 +96,7 @@ def _every_update(make):
     def bar(*args, **kw):
         b = make(*args, **kw)
         if b is not None:
-            b.mininterval, b.miniters, b.dynamic_miniters = 0, 1, False
+            b.options.update(mininterval=0, miniters=1)
         return b
     return bar
 
@@ -166,8 +166,8 @@ def test_trace_gen_progress_and_quiet(monkeypatch, tmp_path, capsys):
 
 def _instant_bar(make):
     """The trace-gen bar without its two-second delay."""
-    def bar(total, enabled):
-        b = make(total, enabled)
+    def bar(*args, **kw):
+        b = make(*args, **kw)
         if b is not None:
             b.delay = 0
         return b
@@ -187,3 +187,20 @@ def test_json_reports_the_skipped_line_count_and_the_summary_says_it(tmp_path, n
     assert cli.main(["run", str(trace), "--skip-bad-lines"]) == 0
     assert capsys.readouterr().out.splitlines()[1] == \
         "requests          1 reads, 0 writes (1 bad trace line skipped)"
+
+
+def test_lazy_bar_appears_only_after_its_delay(monkeypatch):
+    from memsim.progress import LazyBar
+
+    fake = FakeTTY()
+    monkeypatch.setattr(sys, "stderr", fake)
+    slow = LazyBar(100, delay=60.0, desc="x")
+    slow.update(40)
+    slow.close()
+    assert slow.bar is None and slow.count == 40 and fake.getvalue() == ""
+    quick = LazyBar(100, delay=0.0, desc="x", mininterval=0, miniters=1, file=fake)
+    quick.update(40)
+    quick.update(10)
+    assert quick.bar is not None and quick.bar.n == 50
+    quick.close()
+    assert "50/100" in fake.getvalue()

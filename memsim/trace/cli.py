@@ -13,6 +13,8 @@ import sys
 
 import numpy as np
 
+from memsim.progress import progress_bar
+
 from .errors import TraceError
 from .files import spooled
 from .generate import KINDS, LINE_BYTES, generate
@@ -153,14 +155,9 @@ def run_gen(args: argparse.Namespace) -> int:
 
 
 def _progress_bar(total: int, enabled: bool):
-    """A tqdm bar on stderr for writing a trace: only on a terminal, and only once the
-    write has taken a couple of seconds."""
-    if not enabled or not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit=" req", unit_scale=True, desc="writing", file=sys.stderr,
-                delay=2.0, dynamic_ncols=True, leave=False)
+    """A bar on stderr for writing a trace: only on a terminal, and only once the write
+    has taken a couple of seconds."""
+    return progress_bar(total, None if enabled else False, "writing")
 
 
 def run_info(args: argparse.Namespace) -> int:
