@@ -203,4 +203,4 @@ def test_lazy_bar_appears_only_after_its_delay(monkeypatch):
     quick.update(10)
     assert quick.bar is not None and quick.bar.n == 50
     quick.close()
-    assert "50/100" in fake.getvalue()
+    assert "50.0/100" in fake.getvalue()  # unit_scale formats counts as 50.0
