@@ -25,8 +25,10 @@ against the earlier command that binds tightest.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import os
-from collections import deque
+import zlib
+from collections import Counter, deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -188,12 +190,15 @@ class ProtocolChecker:
 
     def __init__(self, timings: dict, channels: int, ranks: int, bankgroups: int,
                  banks_per_group: int, max_violations: int | None = None,
-                 refresh: bool = True):
+                 refresh: bool = True, keep: int | None = None):
         self.t = dict(timings)
         self.channels, self.ranks = channels, ranks
         self.bankgroups, self.banks_per_group = bankgroups, banks_per_group
         self.max_violations = max_violations
+        self.keep = keep  # store at most this many violations (all are counted)
         self.violations: list[Violation] = []
+        self.counts: Counter[str] = Counter()  # violations per rule
+        self.total = 0
         self.burst_cycles = self.t["tBL"]  # burst of every column command in this log
 
         self._code = [compile(rule.gap, rule.name, "eval") for rule in RULES]
@@ -254,10 +259,13 @@ class ProtocolChecker:
     # ---- reporting ----------------------------------------------------------------------
 
     def _emit(self, line: int, rule: str, message: str, earlier, later) -> None:
-        if not isinstance(earlier, str):
-            earlier = _describe(earlier)
-        self.violations.append(Violation(line, rule, message, earlier, _describe(later)))
-        if self.max_violations is not None and len(self.violations) >= self.max_violations:
+        self.counts[rule] += 1
+        self.total += 1
+        if self.keep is None or len(self.violations) < self.keep:
+            if not isinstance(earlier, str):
+                earlier = _describe(earlier)
+            self.violations.append(Violation(line, rule, message, earlier, _describe(later)))
+        if self.max_violations is not None and self.total >= self.max_violations:
             raise _StopChecking
 
     def _rule_message(self, rule_index: int, ready: int, earlier, later) -> str:
@@ -277,7 +285,7 @@ class ProtocolChecker:
 
     @property
     def full(self) -> bool:
-        return self.max_violations is not None and len(self.violations) >= self.max_violations
+        return self.max_violations is not None and self.total >= self.max_violations
 
     # ---- input --------------------------------------------------------------------------
 
@@ -541,8 +549,42 @@ def check_file(path, timings: dict, channels: int, ranks: int, bankgroups: int,
                banks_per_group: int, max_violations: int | None = None,
                chunk_rows: int = 1 << 20, refresh: bool = True) -> list[Violation]:
     """Check a command-log CSV (``.csv`` or ``.csv.gz``), reading it in chunks."""
+    return check_log(path, timings, channels, ranks, bankgroups, banks_per_group,
+                     max_violations=max_violations, chunk_rows=chunk_rows,
+                     refresh=refresh).violations
+
+
+def check_log(path, timings: dict, channels: int, ranks: int, bankgroups: int,
+              banks_per_group: int, max_violations: int | None = None,
+              keep: int | None = None, chunk_rows: int = 1 << 20,
+              refresh: bool = True) -> ProtocolChecker:
+    """Check a command-log CSV; return the checker (``total``, ``counts`` per rule, the
+    first ``keep`` ``violations``). Unreadable or malformed logs raise ValueError naming
+    the file (and line)."""
     checker = ProtocolChecker(timings, channels, ranks, bankgroups, banks_per_group,
-                              max_violations, refresh)
+                              max_violations, refresh, keep)
+    try:
+        _check_chunks(checker, path, chunk_rows)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError,
+            EOFError, gzip.BadGzipFile, zlib.error) as e:
+        what = "the file is empty" if isinstance(e, pd.errors.EmptyDataError) else \
+            f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+        raise ValueError(f"{path}: not a readable command log ({what}); expected a CSV "
+                         f"with the columns {','.join(COLUMNS)}") from None
+    except ValueError as e:
+        text = str(e)
+        if text.startswith(f"{path}:"):
+            raise
+        if text.startswith("line "):
+            line, rest = text[len("line "):].split(":", 1)
+            hint = (" (does --config match the run's channels, ranks and organisation?)"
+                    if "malformed command" in rest else "")
+            raise ValueError(f"{path}:{line}:{rest}{hint}") from None
+        raise ValueError(f"{path}: not a valid command log ({text})") from None
+    return checker
+
+
+def _check_chunks(checker: ProtocolChecker, path, chunk_rows: int) -> None:
     header = pd.read_csv(path, nrows=0).columns
     missing = [c for c in COLUMNS if c not in header]
     if missing:
@@ -555,4 +597,21 @@ def check_file(path, timings: dict, channels: int, ranks: int, bankgroups: int,
             line += len(chunk)
             if checker.full:
                 break
-    return checker.violations
+
+
+def format_report(checker: ProtocolChecker, path, shown: int) -> str:
+    """Per-rule violation counts, most frequent first, then the first ``shown``."""
+    if checker.total == 0:
+        return f"{os.fspath(path)}: 0 violations"
+    lines = [f"{os.fspath(path)}: {checker.total:,} violation(s) of "
+             f"{len(checker.counts)} rule(s):"]
+    width = max(len(rule) for rule in checker.counts)
+    for rule, n in sorted(checker.counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        lines.append(f"  {rule:<{width}}  {n:,}")
+    first = checker.violations[:shown]
+    if first:
+        more = (f" (of {checker.total:,}; --max N shows more)"
+                if checker.total > len(first) else "")
+        lines.append(f"first {len(first)}{more}:")
+        lines.append(format_violations(first, path))
+    return "\n".join(lines)

@@ -8,6 +8,7 @@ file, line or key at fault.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -16,11 +17,16 @@ import yaml
 
 from memsim import __version__
 from memsim import config as config_mod
+from memsim.compare import add_compare_parser
 from memsim.mapping import AddressError
+from memsim.outfile import refuse_inputs
 from memsim.plot import add_plot_parser
 from memsim.sweep import add_sweep_parser
 from memsim.trace import FORMATS, TraceError
 from memsim.trace.cli import add_trace_parser
+
+# Violations listed after the per-rule counts (memsim check --max, run --check).
+SHOW_VIOLATIONS = 20
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
@@ -40,14 +46,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="replay a trace and report bandwidth, latency, stalls",
                          description="Replay a trace through the configured memory system.")
-    run.add_argument("trace", metavar="TRACE", help="trace file (format auto-detected)")
+    run.add_argument("trace", metavar="TRACE",
+                     help="trace file (format detected from the content); - reads standard "
+                          "input")
     _add_config_args(run)
     run.add_argument("--format", choices=FORMATS, metavar="FMT",
                      help=f"trace format: {', '.join(FORMATS)} (default: detected)")
-    run.add_argument("--json", metavar="OUT", help="write the full result as JSON")
+    run.add_argument("--json", metavar="OUT",
+                     help="write the full result as JSON (missing directories are created)")
     run.add_argument("--csv", metavar="OUT", help="write the summary metrics as one CSV row")
     run.add_argument("--cmd-log", metavar="FILE.csv[.gz]",
-                     help="write every issued DRAM command as CSV")
+                     help="write every issued DRAM command as CSV (gzip if .gz)")
     run.add_argument("--check", action="store_true",
                      help="check the command log against the DDR4 rules after the run")
     run.add_argument("--skip-bad-lines", action="store_true",
@@ -56,7 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="wrap addresses beyond the capacity instead of stopping")
     run.add_argument("--tick", action="store_true",
                      help="advance one cycle at a time (reference mode; same results, slower)")
-    run.add_argument("--quiet", "-q", action="store_true", help="do not print the summary")
+    run.add_argument("--quiet", "-q", action="store_true",
+                     help="print nothing but errors: no summary, no progress bar, no "
+                          "compile notice")
     run.set_defaults(func=cmd_run)
 
     check = sub.add_parser("check", help="check a command log against the DDR4 rules",
@@ -64,8 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
                                        "every DDR4 timing and state rule.")
     check.add_argument("log", metavar="FILE.csv[.gz]")
     _add_config_args(check)
-    check.add_argument("--max", type=int, default=None, metavar="N",
-                       help="stop after N violations")
+    check.add_argument("--max", type=_non_negative, default=SHOW_VIOLATIONS, metavar="N",
+                       help=f"after the per-rule counts, list the first N violations "
+                            f"(default {SHOW_VIOLATIONS})")
     check.set_defaults(func=cmd_check)
 
     cfg = sub.add_parser("config", help="list presets or show a resolved config")
@@ -77,14 +89,29 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_trace_parser(sub)
     add_sweep_parser(sub)
+    add_compare_parser(sub)
     add_plot_parser(sub)
     return parser
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return value
 
 
 def cmd_run(args) -> int:
     from memsim import sim
 
     cfg = config_mod.load(args.config, args.param)
+    inputs = [args.trace] + ([args.config] if args.config and Path(args.config).is_file()
+                             else [])
+    refuse_inputs([("--json", args.json), ("--csv", args.csv), ("--cmd-log", args.cmd_log)],
+                  inputs)
     cmd_log = args.cmd_log
     tmpdir = None
     if args.check and cmd_log is None:
@@ -92,16 +119,17 @@ def cmd_run(args) -> int:
         cmd_log = str(Path(tmpdir.name) / "commands.csv")
     try:
         result = sim.run(args.trace, cfg, fmt=args.format, skip_bad_lines=args.skip_bad_lines,
-                         wrap_addresses=args.wrap_addresses, tick=args.tick, cmd_log=cmd_log)
+                         wrap_addresses=args.wrap_addresses, tick=args.tick, cmd_log=cmd_log,
+                         progress=False if args.quiet else None)
         status = 0
         if args.check:
-            violations = _check_log(cmd_log, cfg)
-            result.trace["protocol_violations"] = len(violations)
-            status = 1 if violations else 0
+            total = _check_log(cmd_log, cfg)
+            result.trace["protocol_violations"] = total
+            status = 1 if total else 0
         if not args.quiet:
             print(result.table())
             if args.check:
-                print(f"protocol check: {len(violations)} violations")
+                print(f"protocol check: {total} violations")
         if status == 0:
             if args.json:
                 result.write_json(args.json)
@@ -116,36 +144,32 @@ def cmd_run(args) -> int:
             tmpdir.cleanup()
 
 
-def _check_log(path, cfg) -> list:
+def _checker(path, cfg, keep: int):
     from memsim import check
     from memsim.dram import spec as spec_mod
 
     spec = spec_mod.build(cfg)
-    violations = check.check_file(path, spec.timings, spec.channels, spec.ranks,
-                                  spec.bankgroups, spec.banks_per_group,
-                                  refresh=cfg.dram.refresh)
-    if violations:
-        print(check.format_violations(violations[:50], path), file=sys.stderr)
-        if len(violations) > 50:
-            print(f"... and {len(violations) - 50} more", file=sys.stderr)
-    return violations
+    return check.check_log(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
+                           spec.banks_per_group, keep=keep, refresh=cfg.dram.refresh)
+
+
+def _check_log(path, cfg) -> int:
+    """Check a run's own log; report violations on stderr; return how many."""
+    from memsim import check
+
+    checker = _checker(path, cfg, SHOW_VIOLATIONS)
+    if checker.total:
+        print(check.format_report(checker, path, SHOW_VIOLATIONS), file=sys.stderr)
+    return checker.total
 
 
 def cmd_check(args) -> int:
     from memsim import check
-    from memsim.dram import spec as spec_mod
 
     cfg = config_mod.load(args.config, args.param)
-    spec = spec_mod.build(cfg)
-    violations = check.check_file(args.log, spec.timings, spec.channels, spec.ranks,
-                                  spec.bankgroups, spec.banks_per_group,
-                                  max_violations=args.max, refresh=cfg.dram.refresh)
-    if violations:
-        print(check.format_violations(violations, args.log))
-        print(f"{len(violations)} violation(s)")
-        return 1
-    print(f"{args.log}: 0 violations")
-    return 0
+    checker = _checker(args.log, cfg, args.max)
+    print(check.format_report(checker, args.log, args.max))
+    return 1 if checker.total else 0
 
 
 def cmd_config_list(args) -> int:
@@ -156,8 +180,34 @@ def cmd_config_list(args) -> int:
 
 def cmd_config_show(args) -> int:
     cfg = config_mod.load(args.config, args.param)
-    print(yaml.safe_dump(cfg.to_dict(), sort_keys=False), end="")
+    print(show_config(cfg), end="")
     return 0
+
+
+def show_config(cfg) -> str:
+    """The resolved config as YAML that loads back to the same config: ``dram.timing``
+    lists every timing in effect (cycles); those that differ from the speed bin's are
+    marked with a comment."""
+    data = cfg.to_dict()
+    overridden = dict(data["dram"]["timing"])
+    data["dram"]["timing"] = config_mod.resolved_timings(cfg)
+    stock = config_mod.resolved_timings(
+        config_mod.from_dict({**data, "dram": {**data["dram"], "timing": {}}}))
+    lines = yaml.safe_dump(data, sort_keys=False).splitlines()
+    out = []
+    section = None
+    for line in lines:
+        if not line.startswith(" "):
+            section = line.rstrip(":")
+        stripped = line.strip()
+        if section == "dram" and stripped == "timing:":
+            line += "  # every timing in effect, in cycles; '# overridden' marks dram.timing"
+        elif section == "dram" and line.startswith("    ") and ":" in stripped:
+            name = stripped.split(":", 1)[0]
+            if name in overridden and overridden[name] != stock.get(name):
+                line += f"  # overridden (speed bin: {stock[name]})"
+        out.append(line)
+    return "\n".join(out) + "\n"
 
 
 def main(argv=None) -> int:
@@ -165,6 +215,12 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
+    except BrokenPipeError:
+        # the reader of our output went away (memsim trace info T | head): not an error
+        # worth a traceback; keep Python from failing again when it flushes stdout
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except (config_mod.ConfigError, TraceError, AddressError, ValueError, OSError) as e:
         print(f"memsim: error: {e}", file=sys.stderr)
         return 2

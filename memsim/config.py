@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.resources
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,10 @@ import yaml
 from memsim.dram import ddr4
 
 DEFAULT_PRESET = "ddr4_2400_x8_1ch1r"
+# Integer config values (and timing overrides) must be below this in magnitude: the
+# engine keeps cycles and counts in int64 and adds them up, so a value must leave
+# headroom (2**40 cycles is over 15 minutes of DRAM time at 1.2 GHz).
+INT_LIMIT = 1 << 40
 
 
 class ConfigError(ValueError):
@@ -36,8 +42,8 @@ class DramConfig:
     speed: str = field(default="DDR4_2400R", metadata=_choice(*ddr4.SPEED_BINS))
     org: str = field(default="x8", metadata=_choice(*ddr4.ORGANISATIONS))
     density_gbit: int = field(default=8, metadata=_choice(4, 8, 16))
-    channels: int = field(default=1, metadata={"min": 1})
-    ranks: int = field(default=1, metadata={"min": 1})
+    channels: int = field(default=1, metadata={"min": 1, "max": 256})
+    ranks: int = field(default=1, metadata={"min": 1, "max": 64})
     # Reserved for ERUCA-style sub-banking; 1 is plain DDR4 (the only value the engine
     # models today).
     subbanks_per_bank: int = field(default=1, metadata=_choice(1))
@@ -84,7 +90,7 @@ class FrontendConfig:
     # afap: as fast as possible, at most max_outstanding requests in flight;
     # auto: timestamped if the trace carries cycles, else afap.
     mode: str = field(default="auto", metadata=_choice("auto", "timestamped", "afap"))
-    max_outstanding: int = field(default=64, metadata={"min": 1})
+    max_outstanding: int = field(default=64, metadata={"min": 1, "max": 1 << 20})
     # Trace cycles per DRAM clock cycle (e.g. 3.2 GHz CPU over a 1.2 GHz DRAM clock).
     cpu_cycles_per_dram_cycle: float = field(default=1.0, metadata={"min": 1e-9})
 
@@ -113,6 +119,11 @@ def _check_value(path: str, f: dataclasses.Field, value: Any) -> Any:
     ok = isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))
     if not ok:
         raise ConfigError(f"{path}: expected {kind.__name__}, got {value!r}")
+    if kind is float and not math.isfinite(value):
+        raise ConfigError(f"{path}: expected a finite number, got {value!r}")
+    if kind is int and not -INT_LIMIT <= value < INT_LIMIT:
+        raise ConfigError(f"{path}: {value!r} is out of range (expected an integer of "
+                          f"magnitude below 2**{INT_LIMIT.bit_length() - 1})")
     meta = f.metadata
     if "choices" in meta and value not in meta["choices"]:
         opts = ", ".join(str(c) for c in meta["choices"])
@@ -126,7 +137,7 @@ def _check_value(path: str, f: dataclasses.Field, value: Any) -> Any:
 
 def _build_section(cls, data: dict, path: str):
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping of keys, got {data!r}")
+        raise ConfigError(f"{path}: expected a mapping of keys, got {_shape(data)}")
     fields = {f.name: f for f in dataclasses.fields(cls)}
     kwargs = {}
     for key, value in data.items():
@@ -142,17 +153,28 @@ def from_dict(data: dict) -> Config:
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ConfigError(f"config: expected a mapping of sections, got {data!r}")
+        raise ConfigError(f"config: expected a mapping of sections, got {_shape(data)}")
     kwargs = {}
+    derived = None
     for key, value in data.items():
         if key not in _SECTIONS:
             raise ConfigError(f"{key}: unknown key (expected one of: {', '.join(_SECTIONS)})")
         if key == "name":
+            if isinstance(value, (dict, list)):
+                raise ConfigError(f"name: expected a string, got {_shape(value)}")
             kwargs[key] = str(value)
         else:
-            kwargs[key] = _build_section(_SECTIONS[key].default_factory, value or {}, key)
+            value = value or {}
+            if key == "dram" and isinstance(value, dict) and "timing_resolved" in value:
+                value = dict(value)
+                derived = value.pop("timing_resolved")
+            kwargs[key] = _build_section(_SECTIONS[key].default_factory, value, key)
     cfg = Config(**kwargs)
     _check_consistency(cfg)
+    if derived is not None and derived != resolved_timings(cfg):
+        raise ConfigError("dram.timing_resolved: derived from dram.speed, org, "
+                          "density_gbit and dram.timing, and it does not match them; set "
+                          "timings in dram.timing instead")
     return cfg
 
 
@@ -171,6 +193,9 @@ def _check_consistency(cfg: Config) -> None:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ConfigError(f"dram.timing.{name}: expected a non-negative integer number "
                               f"of cycles, got {value!r}")
+        if value >= INT_LIMIT:
+            raise ConfigError(f"dram.timing.{name}: {value} cycles is out of range "
+                              f"(expected below 2**{INT_LIMIT.bit_length() - 1})")
     t = ddr4.resolve_timings(cfg.dram.speed, cfg.dram.org, cfg.dram.density_gbit,
                              cfg.dram.timing)
     _check_timings(t, cfg.dram.timing)
@@ -259,9 +284,12 @@ def list_presets() -> list[str]:
 def read_yaml(path: Path, what: str = "config file", error=ConfigError):
     """Parse a YAML file; unreadable files and bad YAML raise ``error`` naming the file."""
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8-sig")
     except OSError as e:
         raise error(f"{path}: cannot read {what} ({e.strerror})") from None
+    except UnicodeDecodeError as e:
+        raise error(f"{path}: not a text file (byte {e.start} is not UTF-8); expected a "
+                    f"YAML {what}") from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as e:
@@ -269,7 +297,32 @@ def read_yaml(path: Path, what: str = "config file", error=ConfigError):
 
 
 def _load_yaml(path: Path) -> dict:
-    return read_yaml(path) or {}
+    """A config file's mapping of sections; its shape and values checked, errors
+    naming the file."""
+    data = read_yaml(path)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level (sections "
+                          f"{', '.join(_SECTIONS)}), got {_shape(data)}")
+    try:
+        from_dict(data)
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}") from None
+    return data
+
+
+def _shape(value) -> str:
+    """What a YAML value is, for messages: ``a list``, ``the string 'x'``..."""
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, bool):
+        return f"the boolean {value}"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    return repr(value)
 
 
 def _set_path(data: dict, dotted: str, value: Any) -> None:
@@ -291,7 +344,7 @@ def parse_override(text: str) -> tuple[str, Any]:
     key = key.strip()
     try:
         value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):
         value = raw
     return key, value
 
@@ -314,7 +367,56 @@ def load(config: str | Path | dict | Config | None = None, overrides=()) -> Conf
         data = _load_yaml(path)
         data.setdefault("name", path.stem)
     data = {k: (dict(v) if isinstance(v, dict) else v) for k, v in data.items()}
-    for item in overrides:
-        key, value = parse_override(item) if isinstance(item, str) else item
+    for key, value in override_items(overrides):
         _set_path(data, key, value)
     return from_dict(data)
+
+
+def override_items(overrides) -> list[tuple[str, Any]]:
+    """Overrides as (dotted key, value) pairs. Accepted: a mapping ``{key: value}``, or
+    an iterable of ``"key=value"`` strings and (key, value) pairs. A bare string is
+    refused (it would be read a character at a time)."""
+    if overrides is None:
+        return []
+    if isinstance(overrides, (str, bytes)):
+        raise ConfigError(f"overrides: expected a list of 'key=value' strings or a mapping "
+                          f"of keys to values, got the single string {overrides!r} (wrap it "
+                          f"in a list: [{overrides!r}])")
+    if isinstance(overrides, Mapping):
+        items = list(overrides.items())
+    else:
+        try:
+            items = list(overrides)
+        except TypeError:
+            raise ConfigError(f"overrides: expected a list of 'key=value' strings or a "
+                              f"mapping of keys to values, got {overrides!r}") from None
+    out = []
+    for item in items:
+        if isinstance(item, str):
+            item = parse_override(item)
+        elif not (isinstance(item, tuple) and len(item) == 2):
+            raise ConfigError(f"override {item!r}: expected a 'key=value' string or a "
+                              f"(key, value) pair")
+        key, value = item
+        if not isinstance(key, str) or not key or any(not p for p in key.split(".")):
+            raise ConfigError(f"override {key!r}: expected a dotted config key such as "
+                              f"controller.scheduler")
+        out.append((key, value))
+    return out
+
+
+def resolved_timings(cfg: Config) -> dict[str, int]:
+    """Every DRAM timing in effect, in cycles: the speed bin's, with the overrides of
+    ``dram.timing`` applied."""
+    t = ddr4.resolve_timings(cfg.dram.speed, cfg.dram.org, cfg.dram.density_gbit,
+                             cfg.dram.timing)
+    return {k: int(v) for k, v in t.items() if k != "data_rate_mtps"}
+
+
+def export(cfg: Config) -> dict:
+    """The resolved config as it travels with results: :meth:`Config.to_dict` plus
+    ``dram.timing_resolved``, every timing in effect in cycles (``dram.timing`` keeps
+    the overridden ones only). Derived: not accepted as input."""
+    data = cfg.to_dict()
+    data["dram"]["timing_resolved"] = resolved_timings(cfg)
+    return data

@@ -6,14 +6,21 @@ Kinds (``KINDS``):
                  scheduler, one group per other configuration; a column per trace
 ``latency-cdf``  read (or write) latency CDF per configuration, from the per-run
                  latency histograms, in ns
-``stalls``       stacked bars of turnaround idle data-bus cycles (read->write,
-                 write->read, rank switch) per configuration
+``stalls``       stacked bars of stall time per configuration, in ns (``--metric
+                 fraction``: as a fraction of the simulated time): turnaround idle
+                 data-bus time (read->write, write->read, rank switch), row conflicts
+                 (each costs a PRE and an ACT: tRP + tRCD), refresh (tRFC per REF), and
+                 any further stall counters the results hold (``STALLS``). The parts are
+                 summed over channels, ranks and banks and may overlap in time: they
+                 compare configurations, they do not partition the run
 ``sweep``        a metric (default total bandwidth) against one swept parameter, one
                  line per scheduler (and per other configuration)
 
-Colours follow the scheduler, line styles the other swept parameters, so the same
-configuration looks the same in every figure. With many configurations the CDF and
-stall figures become small multiples: one panel per non-scheduler configuration.
+Runs that failed are not drawn; the figure's title and a warning (:class:`PlotWarning`)
+say how many and which. Colours follow the scheduler, line styles the other swept
+parameters, so the same configuration looks the same in every figure. With many
+configurations the CDF and stall figures become small multiples: one panel per
+non-scheduler configuration.
 Figures are built on the Agg canvas (no pyplot, no display needed).
 """
 
@@ -22,6 +29,8 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import sys
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -53,9 +62,20 @@ PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#0
            "#F0E442")
 LINESTYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3)))
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-STALL_KINDS = (("read_to_write", "read \u2192 write", "#E69F00"),
-               ("write_to_read", "write \u2192 read", "#56B4E9"),
-               ("rank_switch", "rank switch", "#999999"))
+# Stalls of the stalls figure: (label, colour, results column in DRAM cycles, timings
+# the column is multiplied by the sum of, or None). A row whose column no run has is
+# left out, so a stall counter the engine adds later (e.g. tFAW) needs one line here.
+STALLS = (
+    ("read \u2192 write", "#E69F00", "turnaround.read_to_write.idle_cycles", None),
+    ("write \u2192 read", "#56B4E9", "turnaround.write_to_read.idle_cycles", None),
+    ("rank switch", "#999999", "turnaround.rank_switch.idle_cycles", None),
+    ("row conflict (tRP + tRCD)", "#D55E00", "row_buffer.conflicts", ("tRP", "tRCD")),
+    ("refresh (tRFC)", "#009E73", "refresh.cycles", None),
+    ("tFAW", "#CC79A7", "stalls.tfaw.cycles", None),
+    ("bank conflict", "#0072B2", "stalls.bank_conflict.cycles", None),
+    ("bank-group conflict", "#56B4E9", "stalls.bankgroup_conflict.cycles", None),
+)
+STALL_UNITS = ("ns", "fraction")
 
 STYLE = {
     "font.size": 9,
@@ -101,6 +121,10 @@ PARAM_LABELS = {
 
 class PlotError(ValueError):
     """Nothing (sensible) to plot: empty results, unknown kind or metric."""
+
+
+class PlotWarning(UserWarning):
+    """Some runs of the sweep failed and are not in the figure."""
 
 
 # ---------------------------------------------------------------------------- labels
@@ -167,6 +191,10 @@ class _Data:
         if ok.empty:
             raise PlotError(f"{self.dir}: all {len(df)} runs failed; nothing to plot "
                             f"(see the error column of results.csv)")
+        bad = df[df["status"] != "ok"] if "status" in df else df.iloc[:0]
+        self.total_runs = len(df)
+        self.failed = [f"{r.get('label', '?')} on {_trace_name(r.get('trace', '?'))}: "
+                       f"{r.get('error')}" for r in bad.to_dict(orient="records")]
         ok = ok.reset_index(drop=True)
         ok["trace"] = ok["trace"].astype(str)
         if SCHED_COL not in ok:
@@ -276,12 +304,16 @@ def _legend(fig: Figure, handles, labels, title=None, ncol=None) -> None:
 
 
 def _suptitle(fig: Figure, main: str, d: _Data) -> None:
-    """Title plus which trace(s); on two lines when one would not fit."""
+    """Title plus which trace(s); on two lines when one would not fit. Failed runs are
+    always mentioned, even under a caller's title."""
+    failed = (f"{len(d.failed)} of {d.total_runs} runs failed, not shown" if d.failed
+              else "")
     if d.title is not None:  # given by the caller; "" means none
-        if d.title:
-            fig.suptitle(d.title)
+        text = "\n".join(x for x in (d.title, failed) if x)
+        if text:
+            fig.suptitle(text)
         return
-    sub = d.subtitle()
+    sub = d.subtitle() + (f"; {failed}" if failed else "")
     one_line = f"{main} ({sub})"
     fig.suptitle(one_line if 0.085 * len(one_line) < fig.get_figwidth() else f"{main}\n{sub}")
 
@@ -429,15 +461,41 @@ def _plot_latency_cdf(d: _Data, metric=None, **_) -> Figure:
     return fig
 
 
+def _stall_columns(d: _Data) -> list[tuple[str, str, np.ndarray]]:
+    """(label, colour, stall cycles per row of d.df) for each stall the results hold."""
+    out = []
+    for label, color, column, timings in STALLS:
+        if column not in d.df.columns:
+            continue
+        cycles = d.df[column].to_numpy(dtype=float)
+        if timings:
+            cols = [f"config.dram.timing_resolved.{t}" for t in timings]
+            if not all(c in d.df.columns for c in cols):
+                continue  # results from before the resolved timings were recorded
+            cycles = cycles * sum(d.df[c].to_numpy(dtype=float) for c in cols)
+        if np.isnan(cycles).all():
+            continue
+        out.append((label, color, cycles))
+    return out
+
+
 def _plot_stalls(d: _Data, metric=None, **_) -> Figure:
-    if metric:
-        raise PlotError("--metric does not apply to --kind stalls (it always shows the "
-                        "turnaround idle cycles)")
+    unit = metric or "ns"
+    if unit not in STALL_UNITS:
+        raise PlotError(f"stalls: --metric must be one of {', '.join(STALL_UNITS)} (stall "
+                        f"time in ns, or as a fraction of the simulated time), got {unit!r}")
     from matplotlib.ticker import StrMethodFormatter
 
-    cols = [f"turnaround.{k}.idle_cycles" for k, _, _ in STALL_KINDS]
-    for c in cols:
+    for c in ("tck_ns", "sim_time_ns"):
         d.need(c)
+    stalls = _stall_columns(d)
+    if not stalls:
+        raise PlotError(f"{d.dir}: the results hold no stall counters (expected "
+                        f"{', '.join(c for _, _, c, _ in STALLS[:3])}, ...)")
+    scale = d.df["tck_ns"].to_numpy(dtype=float)
+    if unit == "fraction":
+        scale = scale / d.df["sim_time_ns"].to_numpy(dtype=float)
+    d.df = d.df.assign(**{f"_stall{i}": cyc * scale for i, (_, _, cyc) in enumerate(stalls)})
     panels = d.panels()
     small_multiples = len(panels) > len(d.traces)
     nrows, ncols = _grid(len(panels), 4)
@@ -450,8 +508,8 @@ def _plot_stalls(d: _Data, metric=None, **_) -> Figure:
         x = np.arange(len(sub))
         bottom = np.zeros(len(sub))
         handles = []
-        for (_kind, name, color), c in zip(STALL_KINDS, cols, strict=True):
-            vals = sub[c].to_numpy(dtype=float)
+        for i, (name, color, _) in enumerate(stalls):
+            vals = sub[f"_stall{i}"].to_numpy(dtype=float)
             handles.append(ax.bar(x, vals, 0.7, bottom=bottom, color=color, label=name,
                                   zorder=2))
             bottom += np.nan_to_num(vals)
@@ -461,13 +519,15 @@ def _plot_stalls(d: _Data, metric=None, **_) -> Figure:
         ax.grid(axis="x", visible=False)
         if title:
             ax.set_title(title)
-        ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+        ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}" if unit == "ns"
+                                                        else "{x:.2f}"))
     for ax in axes[:, 0]:
-        ax.set_ylabel("Idle data-bus cycles (cycles)")
+        ax.set_ylabel("Stall time (ns)" if unit == "ns"
+                      else "Stall time / simulated time")
     _hide_unused(axes, len(panels))
-    _legend(fig, handles, [h.get_label() for h in handles], title="Turnaround",
-            ncol=len(handles))
-    _suptitle(fig, "Turnaround stalls", d)
+    _legend(fig, handles, [h.get_label() for h in handles], title="Stall",
+            ncol=min(len(handles), 3))
+    _suptitle(fig, "Stall time by cause, summed over channels, ranks and banks", d)
     return fig
 
 
@@ -579,13 +639,21 @@ def plot(results_dir, kind: str, out=None, *, metric: str | None = None,
         raise PlotError(f"--param applies to --kind sweep only, not {kind}")
     import matplotlib
 
+    from memsim.outfile import writing
+
     with matplotlib.rc_context(STYLE):
         d = _Data(results_dir, title)
         fig = _KIND_FUNCS[kind](d, metric=metric, param=param)
+        if d.failed:
+            shown = "; ".join(d.failed[:5]) + (" ..." if len(d.failed) > 5 else "")
+            warnings.warn(PlotWarning(f"{d.dir}: {len(d.failed)} of {d.total_runs} runs "
+                                      f"failed and are not in the figure: {shown}"),
+                          stacklevel=2)
         if out is not None:
             out = Path(out)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            fig.savefig(out, bbox_inches="tight", pad_inches=0.05)
+            with writing(out) as f:
+                fig.savefig(f, format=out.suffix[1:].lower(), bbox_inches="tight",
+                            pad_inches=0.05)
     return fig
 
 
@@ -597,9 +665,9 @@ def add_plot_parser(subparsers) -> None:
         "plot", help="plot a sweep: scheduler bars, latency CDFs, stalls, metric vs parameter",
         description="Draw a figure from a sweep results directory (memsim sweep -o DIR). "
                     "Kinds: schedulers (bandwidth and read latency per scheduler), "
-                    "latency-cdf (latency CDF per configuration), stalls (turnaround idle "
-                    "cycles per configuration), sweep (a metric against a swept parameter, "
-                    "one line per scheduler).")
+                    "latency-cdf (latency CDF per configuration), stalls (stall time per "
+                    "configuration: turnarounds, row conflicts, refresh), sweep (a metric "
+                    "against a swept parameter, one line per scheduler).")
     p.add_argument("results", metavar="RESULTS_DIR", help="output directory of memsim sweep")
     p.add_argument("--kind", "-k", required=True, choices=KINDS, metavar="KIND",
                    help=f"which figure: {', '.join(KINDS)}")
@@ -608,7 +676,7 @@ def add_plot_parser(subparsers) -> None:
     p.add_argument("--metric", "-m", metavar="M",
                    help="results column: y of --kind sweep (default bandwidth_gbps.total) "
                         "or the single metric of --kind schedulers; read|write for "
-                        "--kind latency-cdf")
+                        "--kind latency-cdf; ns|fraction for --kind stalls")
     p.add_argument("--param", metavar="P",
                    help="x axis of --kind sweep (default: the swept parameter other than "
                         "the scheduler, e.g. controller.read_queue)")
@@ -617,7 +685,20 @@ def add_plot_parser(subparsers) -> None:
 
 
 def cmd_plot(args) -> int:
-    plot(args.results, args.kind, args.out, metric=args.metric, param=args.param,
-         title=args.title)
+    plot_reporting_failures(args.results, args.kind, args.out, metric=args.metric,
+                            param=args.param, title=args.title)
     print(f"wrote {args.out}")
     return 0
+
+
+def plot_reporting_failures(*args, **kw) -> Figure:
+    """:func:`plot`, with its PlotWarnings printed to stderr as ``memsim plot: ...``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PlotWarning)
+        fig = plot(*args, **kw)
+    for w in caught:
+        if issubclass(w.category, PlotWarning):
+            print(f"memsim plot: warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return fig

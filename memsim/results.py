@@ -8,18 +8,24 @@ human-readable summary the CLI prints.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from memsim import __version__, energy
 from memsim.dram.ddr4 import COMMANDS
 from memsim.engine import core
+from memsim.outfile import write_text
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# pandas is imported by the DataFrame methods only: summary(), table() and the writers
+# do not need it, and ``memsim run`` starts faster without it.
 
 PERCENTILES = (50, 95, 99)
 # Columns of Result.bank_stats: the two request counts, then the engine's per-bank
@@ -27,7 +33,7 @@ PERCENTILES = (50, 95, 99)
 BANK_COLUMNS = ("reads", "writes", "hits", "misses", "conflicts", "activates")
 # Summary keys that measure the host, not the simulated system (they differ between
 # otherwise identical runs).
-HOST_METRICS = ("wall_seconds", "requests_per_second", "jit_seconds")
+HOST_METRICS = ("wall_seconds", "requests_per_second", "jit_seconds", "jit_compiled")
 
 
 def hist_values() -> np.ndarray:
@@ -65,6 +71,7 @@ class Result:
     wall_seconds: float  # simulation only
     trace: dict = field(default_factory=dict)  # path, format, bytes, bad_lines, ...
     jit_seconds: float = 0.0  # compiling / loading the compiled engine, before the run
+    jit_compiled: bool = False  # True if jit_seconds was a compilation (not a cache load)
 
     # ------------------------------------------------------------------ metrics
     @property
@@ -75,41 +82,67 @@ class Result:
     def writes(self) -> int:
         return int(self.counters[core.C_WRITES])
 
+    def latency_histogram(self, kind: str = "read") -> dict[int, int]:
+        """Latency histogram as {latency in cycles: count}, non-empty buckets only."""
+        h = self.hist[0 if kind == "read" else 1]
+        nz = np.nonzero(h)[0]
+        return dict(zip(_HIST_VALUES[nz].tolist(), h[nz].tolist(), strict=True))
+
     def latency_hist(self, kind: str = "read") -> pd.Series:
         """Latency histogram (counts indexed by latency in cycles), non-empty buckets."""
+        import pandas as pd
+
         h = self.hist[0 if kind == "read" else 1]
         nz = np.nonzero(h)[0]
         return pd.Series(h[nz], index=pd.Index(_HIST_VALUES[nz], name="latency_cycles"),
                          name=f"{kind}_count")
 
-    def per_bank(self) -> pd.DataFrame:
-        """One row per bank: requests served, row-buffer outcomes and activates."""
+    def _bank_columns(self) -> dict[str, np.ndarray]:
+        """The per-bank table as columns of numpy arrays."""
         s = self.spec
         b = np.arange(len(self.bank_stats))
         per_rank = s.bankgroups * s.banks_per_group
-        df = pd.DataFrame({
-            "channel": b // (s.ranks * per_rank), "rank": (b // per_rank) % s.ranks,
-            "bankgroup": (b // s.banks_per_group) % s.bankgroups,
-            "bank": b % s.banks_per_group})
+        cols = {"channel": b // (s.ranks * per_rank), "rank": (b // per_rank) % s.ranks,
+                "bankgroup": (b // s.banks_per_group) % s.bankgroups,
+                "bank": b % s.banks_per_group}
         for j, name in enumerate(BANK_COLUMNS):
-            df[name] = self.bank_stats[:, j]
-        served = df["hits"] + df["misses"] + df["conflicts"]
-        df["hit_rate"] = (df["hits"] / served.where(served > 0)).fillna(0.0)
-        return df
+            cols[name] = self.bank_stats[:, j]
+        served = cols["hits"] + cols["misses"] + cols["conflicts"]
+        cols["hit_rate"] = np.divide(cols["hits"], served, out=np.zeros(len(b)),
+                                     where=served > 0)
+        return cols
+
+    def per_bank(self) -> pd.DataFrame:
+        """One row per bank: requests served, row-buffer outcomes and activates."""
+        import pandas as pd
+
+        return pd.DataFrame(self._bank_columns())
+
+    def _rank_columns(self) -> dict[str, np.ndarray]:
+        """The per-bank table summed over each rank (channel-major), plus the rank's
+        active-standby cycles, energy by part (``energy_nj_*``) and pJ per bit moved."""
+        s = self.spec
+        n = s.channels * s.ranks
+        r = np.arange(n)
+        cols = {"channel": r // s.ranks, "rank": r % s.ranks}
+        per_rank = self.bank_stats.reshape(n, -1, len(BANK_COLUMNS)).sum(axis=1)
+        for j, name in enumerate(BANK_COLUMNS):
+            cols[name] = per_rank[:, j]
+        served = cols["hits"] + cols["misses"] + cols["conflicts"]
+        cols["hit_rate"] = np.divide(cols["hits"], served, out=np.zeros(n), where=served > 0)
+        cols["active_cycles"] = self.rank_stats[:, core.RS_ACTIVE]
+        ranks = self._energy()["per_rank"]
+        for k in ranks[0] if ranks else ():
+            name = "energy_pj_per_bit" if k == "pj_per_bit" else f"energy_nj_{k}"
+            cols[name] = np.array([e[k] for e in ranks])
+        return cols
 
     def per_rank(self) -> pd.DataFrame:
-        """The per-bank table summed over each rank, plus the rank's energy by part
-        (``energy_nj_*``), its active-standby cycles and its pJ per bit moved."""
-        df = self.per_bank().drop(columns=["bankgroup", "bank", "hit_rate"])
-        df = df.groupby(["channel", "rank"], as_index=False).sum()
-        served = df["hits"] + df["misses"] + df["conflicts"]
-        df["hit_rate"] = (df["hits"] / served.where(served > 0)).fillna(0.0)
-        df["active_cycles"] = self.rank_stats[:, core.RS_ACTIVE]
-        for i, e in enumerate(self._energy()["per_rank"]):
-            for k, v in e.items():
-                name = "energy_pj_per_bit" if k == "pj_per_bit" else f"energy_nj_{k}"
-                df.loc[i, name] = v
-        return df
+        """One row per rank: the per-bank table summed, plus the rank's active-standby
+        cycles, energy by part (``energy_nj_*``) and pJ per bit moved."""
+        import pandas as pd
+
+        return pd.DataFrame(self._rank_columns())
 
     def _energy(self) -> dict:
         return energy.summarize(self.spec, self.rank_stats, self.cycles)
@@ -183,26 +216,38 @@ class Result:
             "wall_seconds": self.wall_seconds,
             "requests_per_second": total / self.wall_seconds if self.wall_seconds else 0.0,
             "jit_seconds": self.jit_seconds,
+            "jit_compiled": self.jit_compiled,
             "trace": dict(self.trace),
             "config": self.config,
         }
 
     def to_frame(self) -> pd.DataFrame:
         """One row, one column per metric (dotted names); config keys as ``config.*``."""
+        import pandas as pd
+
         return pd.DataFrame([flatten(self.summary())])
 
     # ------------------------------------------------------------------ output
     def write_json(self, path) -> None:
         s = self.summary()
-        s["per_bank"] = self.per_bank().to_dict(orient="records")
-        s["per_rank"] = self.per_rank().to_dict(orient="records")
+        for key, cols in (("per_bank", self._bank_columns()),
+                          ("per_rank", self._rank_columns())):
+            s[key] = [dict(zip(cols, row, strict=True))
+                      for row in zip(*(c.tolist() for c in cols.values()), strict=True)]
         s["latency_histogram_cycles"] = {
-            kind: {str(int(k)): int(v) for k, v in self.latency_hist(kind).items()}
+            kind: {str(k): v for k, v in self.latency_histogram(kind).items()}
             for kind in ("read", "write")}
         atomic_write(path, json.dumps(_jsonable(s), indent=2) + "\n")
 
     def write_csv(self, path) -> None:
-        atomic_write(path, self.to_frame().to_csv(index=False))
+        """The summary as one CSV row (header: dotted metric names, as ``to_frame``)."""
+        row = flatten(self.summary())
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(row)
+        w.writerow(["" if v is None or (isinstance(v, float) and v != v) else v
+                    for v in row.values()])
+        atomic_write(path, buf.getvalue())
 
     def table(self) -> str:
         """A readable summary for the terminal."""
@@ -216,7 +261,7 @@ class Result:
                        f"{cfg['channels']} ch x {cfg['ranks']} rank, {ctl['scheduler']}, "
                        f"{ctl['page_policy']} page"),
             ("requests", f"{s['requests']['reads']:,} reads, {s['requests']['writes']:,} "
-                         f"writes"),
+                         f"writes" + _skipped(s["trace"])),
             ("simulated time", f"{s['cycles']:,} cycles = {s['sim_time_ns'] / 1e3:,.3f} us"),
             ("bandwidth GB/s", f"read {bw['read']:.3f}  write {bw['write']:.3f}  total "
                                f"{bw['total']:.3f}  ({100 * s['peak_fraction']:.1f}% of peak "
@@ -234,10 +279,17 @@ class Result:
                 f"{k} {en[k]:,.1f}" for k in energy.PARTS) + f"); {s['power_mw']['average']:,.1f}"
                 f" mW average, {s['energy_pj_per_bit']:.2f} pJ/bit"),
             ("wall time", f"{s['wall_seconds']:.3f} s ({s['requests_per_second']:,.0f} "
-                          f"requests/s)"),
+                          f"requests/s); engine "
+                          f"{'compiled' if s['jit_compiled'] else 'loaded'} in "
+                          f"{s['jit_seconds']:.2f} s"),
         ]
         width = max(len(k) for k, _ in rows)
         return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+
+def _skipped(trace: dict) -> str:
+    n = trace.get("bad_lines_skipped") or 0
+    return f" ({n:,} bad trace line{'s' * (n != 1)} skipped)" if n else ""
 
 
 def _lat_line(lat: dict) -> str:
@@ -278,14 +330,6 @@ def _jsonable(x):
 
 
 def atomic_write(path, text: str) -> None:
-    """Write a whole file or nothing: a crash never leaves a half-written result."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write a whole file or nothing (see :mod:`memsim.outfile`: symlinks are followed,
+    devices and FIFOs written through, the umask respected)."""
+    write_text(path, text)

@@ -8,62 +8,30 @@ requests already in memory (tests, benchmarks, SimPy front doors).
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import os
+import sys
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from memsim import config as config_mod
+from memsim.cmdlog import HEADER as LOG_HEADER  # noqa: F401 - re-exported
+from memsim.cmdlog import CommandLogWriter
 from memsim.dram import spec as spec_mod
-from memsim.dram.ddr4 import COMMANDS
 from memsim.engine import Engine
 from memsim.mapping import AddressMapping
+from memsim.progress import progress_bar
 from memsim.results import Result
 from memsim.trace import TraceChunk, TraceError, open_trace
+from memsim.trace.files import spooled
 
-_LOG_COLUMNS = ("cycle", "channel", "rank", "bankgroup", "bank", "row", "column", "command",
-                "request")
-LOG_HEADER = ",".join(_LOG_COLUMNS) + "\n"
-_CMD_NAMES = np.array(COMMANDS)
-
-
-class CommandLogWriter:
-    """Streams the engine's command log to CSV (gzip when the name ends in ``.gz``).
-
-    Written to a temporary name and renamed on ``close(ok=True)`` so that an aborted
-    run never leaves a log that looks complete."""
-
-    def __init__(self, path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = self.path.with_name(f".{self.path.name}.partial")
-        raw = open(self.tmp, "wb")  # noqa: SIM115 - closed in close()
-        self.f = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=3) \
-            if self.path.suffix == ".gz" else raw
-        self._raw = raw
-        self.f.write(LOG_HEADER.encode())
-        self.rows = 0
-
-    def __call__(self, block: np.ndarray) -> None:
-        df = pd.DataFrame(block[:, :7], columns=_LOG_COLUMNS[:7])
-        df["command"] = _CMD_NAMES[block[:, 7]]
-        df["request"] = block[:, 8]
-        df.to_csv(self.f, header=False, index=False)
-        self.rows += len(block)
-
-    def close(self, ok: bool) -> None:
-        self.f.close()
-        if self.f is not self._raw:
-            self._raw.close()
-        if ok:
-            os.replace(self.tmp, self.path)
-        else:
-            self.tmp.unlink(missing_ok=True)
+# Importing this module must stay cheap: no pandas, pyarrow, matplotlib or dask here
+# (``memsim run`` of a text trace needs none of them; see tests/test_startup.py).
 
 
 def file_identity(path) -> dict:
@@ -89,10 +57,87 @@ def _resolve_mode(cfg, trace_timed: bool) -> bool:
     return mode == "timestamped"
 
 
+# Shown on stderr when the engine is being compiled (a fresh checkout or a changed
+# engine): the one time memsim is slow to start. Measured: 47 s on an idle 2-core
+# machine, up to 3 minutes on a busy one.
+COMPILE_NOTICE = ("memsim: compiling the engine once, about a minute (longer on a busy "
+                  "machine); later runs reuse it")
+# Loading the cached engine takes ~0.35 s; a warm-up still running after this long is
+# a compilation (used when numba's cache index cannot be inspected).
+NOTICE_AFTER_SECONDS = 5.0
+# Progress bars appear only on runs that last longer than this (and only on a terminal).
+PROGRESS_DELAY_SECONDS = 2.0
+
+
+def _engine_dispatcher():
+    from memsim.engine import core
+
+    return core.run_chunk
+
+
+def _engine_compile_count() -> int:
+    """How many times numba compiled the engine in this process (0 under
+    NUMBA_DISABLE_JIT)."""
+    stats = getattr(_engine_dispatcher(), "stats", None)
+    return sum(stats.cache_misses.values()) if stats is not None else 0
+
+
+def _engine_needs_compiling() -> bool | None:
+    """True if the engine is neither loaded nor in numba's disk cache, False if it is
+    loaded, None if unsure (numba's cache index looked at best-effort)."""
+    dispatcher = _engine_dispatcher()
+    if not hasattr(dispatcher, "signatures"):
+        return False  # NUMBA_DISABLE_JIT: plain Python
+    if dispatcher.signatures:
+        return False
+    try:
+        index = dispatcher._cache._cache_file._index_path
+    except AttributeError:
+        return None
+    return True if not os.path.exists(index) else None
+
+
+@contextmanager
+def _compile_notice(enabled: bool) -> Iterator[None]:
+    """Print COMPILE_NOTICE to stderr if the engine is (probably) being compiled: at once
+    when numba has no cached engine, else once warm-up has taken NOTICE_AFTER_SECONDS."""
+    if not enabled:
+        yield
+        return
+    needs = _engine_needs_compiling()
+    if needs is False:
+        yield
+        return
+
+    def notice() -> None:
+        print(COMPILE_NOTICE, file=sys.stderr, flush=True)
+
+    if needs:
+        notice()
+        yield
+        return
+    timer = threading.Timer(NOTICE_AFTER_SECONDS, notice)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def _progress_bar(enabled: bool | None, total: int | None):
+    """A progress bar on stderr (a terminal only, when ``enabled`` is None) that shows up
+    once a run has lasted PROGRESS_DELAY_SECONDS; None when disabled."""
+    return progress_bar(total, enabled, "simulating", delay=PROGRESS_DELAY_SECONDS)
+
+
 def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "trace",
              wrap_addresses: bool = False, tick: bool = False, cmd_log=None,
-             trace_info: dict | None = None, progress=None) -> Result:
-    """Feed an iterable of :class:`TraceChunk` through a fresh engine."""
+             trace_info: dict | None = None, progress=None,
+             notify: bool = True) -> Result:
+    """Feed an iterable of :class:`TraceChunk` through a fresh engine. ``progress`` is
+    called with the number of requests of each chunk fed; ``notify`` prints a line to
+    stderr when the engine has to be compiled first."""
     spec = spec_mod.build(cfg)
     mapping = AddressMapping(spec, cfg.mapping.order, cfg.mapping.xor_bank)
     ratio = cfg.frontend.cpu_cycles_per_dram_cycle
@@ -103,14 +148,16 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
         writer = CommandLogWriter(cmd_log) if cmd_log is not None else None
         engine = Engine(cfg, spec, timed=timed, tick=tick, log_sink=writer)
         t_jit = time.perf_counter()
-        engine.warm_up()  # compile or load the compiled loop: not simulation time
+        compiles = _engine_compile_count()
+        with _compile_notice(notify):
+            engine.warm_up()  # compile or load the compiled loop: not simulation time
+        compiled = _engine_compile_count() > compiles
         t0 = time.perf_counter()
         for chunk in chunks:
             addr = mapping.check(chunk.addr, source, chunk.line, wrap_addresses)
             d = mapping.decode(addr)
             if timed:
-                arrival = chunk.cycle if ratio == 1.0 else np.floor(
-                    chunk.cycle / ratio).astype(np.int64)
+                arrival = chunk.cycle if ratio == 1.0 else _dram_cycles(chunk, ratio, source)
             else:
                 arrival = chunk.cycle
             engine.feed(arrival, chunk.is_write, d.bank, d.row, d.column)
@@ -125,36 +172,79 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
         if writer is not None:
             writer.close(ok)
     wall = time.perf_counter() - t0
-    return Result(config=cfg.to_dict(), spec=spec, counters=engine.S.counters.copy(),
-                  hist=engine.S.hist.copy(),
+    return Result(config=config_mod.export(cfg), spec=spec,
+                  counters=engine.S.counters.copy(), hist=engine.S.hist.copy(),
                   bank_stats=np.hstack([per_bank_rw, engine.S.bank_stats]),
                   rank_stats=engine.rank_activity(),
                   cycles=engine.final_cycle, wall_seconds=wall,
-                  jit_seconds=t0 - t_jit, trace=dict(trace_info or {}))
+                  jit_seconds=t0 - t_jit, jit_compiled=compiled,
+                  trace=dict(trace_info or {}))
+
+
+# Arrival cycles must stay well inside int64 (the engine adds latencies to them).
+MAX_ARRIVAL_CYCLE = 1 << 62
+
+
+def _dram_cycles(chunk: TraceChunk, ratio: float, source: str) -> np.ndarray:
+    """Trace cycles (CPU clock) -> DRAM clock cycles: floor(cycle / ratio)."""
+    dram = np.floor(chunk.cycle / ratio)
+    too_big = dram >= MAX_ARRIVAL_CYCLE
+    if too_big.any():
+        i = int(np.argmax(too_big))
+        raise TraceError(f"{source}:{int(chunk.line[i])}: cycle {int(chunk.cycle[i])} is "
+                         f"{dram[i]:.3g} DRAM cycles at frontend.cpu_cycles_per_dram_cycle="
+                         f"{ratio:g}, beyond the supported 2**62")
+    return dram.astype(np.int64)
+
+
+def _run_with_bar(progress: bool | None, total: int | None, **kw) -> Result:
+    bar = _progress_bar(progress, total)
+    try:
+        return simulate(**kw, progress=bar.update if bar is not None else None,
+                        notify=progress is not False)
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def run(trace, config=None, overrides=(), *, fmt: str | None = None,
         skip_bad_lines: bool = False, wrap_addresses: bool = False, tick: bool = False,
-        cmd_log=None, chunk_size: int = 1 << 20, identity: bool = True) -> Result:
+        cmd_log=None, chunk_size: int = 1 << 20, identity: bool = True,
+        progress: bool | None = None) -> Result:
     """Simulate a trace file. ``config`` is a preset name, a YAML path, a dict or a
-    :class:`~memsim.config.Config`; ``overrides`` are ``key=value`` strings."""
+    :class:`~memsim.config.Config`; ``overrides`` are ``key=value`` strings, (key,
+    value) pairs or a mapping of keys to values.
+
+    ``trace`` ``"-"`` reads standard input; pipes and FIFOs (``<(zcat t.gz)``) work too
+    (their content is spooled to a temporary file first). ``progress``: None shows a
+    progress bar on stderr when it is a terminal and the run is long, True always on
+    long runs, False never (and no compile notice either)."""
     cfg = config_mod.load(config, overrides)
-    reader = open_trace(trace, fmt=fmt, chunk_size=chunk_size, skip_bad_lines=skip_bad_lines)
-    timed = _resolve_mode(cfg, reader.timed)
-    info = file_identity(trace) if identity else {"path": str(trace)}
-    info.update(format=reader.format, timed=reader.timed,
-                mode="timestamped" if timed else "afap")
-    result = simulate(reader.chunks(), cfg, timed=timed, source=str(trace),
-                      wrap_addresses=wrap_addresses, tick=tick, cmd_log=cmd_log,
-                      trace_info=info)
+    with spooled(trace) as (path, name):
+        try:
+            reader = open_trace(path, fmt=fmt, chunk_size=chunk_size,
+                                skip_bad_lines=skip_bad_lines)
+            timed = _resolve_mode(cfg, reader.timed)
+            info = file_identity(path) if identity else {}
+            info["path"] = name
+            info.update(format=reader.format, timed=reader.timed,
+                        mode="timestamped" if timed else "afap")
+            result = _run_with_bar(progress, reader.length, chunks=reader.chunks(), cfg=cfg,
+                                   timed=timed, source=name, wrap_addresses=wrap_addresses,
+                                   tick=tick, cmd_log=cmd_log, trace_info=info)
+        except TraceError as e:
+            if path == name:
+                raise
+            raise TraceError(str(e).replace(path, name)) from None
     result.trace["bad_lines_skipped"] = reader.bad_lines
     if result.reads + result.writes == 0:
-        raise TraceError(f"{trace}: the trace holds no requests")
+        raise TraceError(f"{name}: the trace holds no requests")
     return result
 
 
 def run_arrays(addr, is_write=None, cycle=None, config=None, overrides=(), *,
-               tick: bool = False, cmd_log=None, chunk_size: int = 1 << 20) -> Result:
+               tick: bool = False, cmd_log=None, chunk_size: int = 1 << 20,
+               progress: bool | None = None) -> Result:
     """Simulate requests given as arrays (``cycle`` None: as fast as possible)."""
     cfg = config_mod.load(config, overrides)
     addr = np.asarray(addr, dtype=np.int64)
@@ -168,5 +258,6 @@ def run_arrays(addr, is_write=None, cycle=None, config=None, overrides=(), *,
     chunks = (TraceChunk(cyc[i:i + chunk_size], is_write[i:i + chunk_size],
                          addr[i:i + chunk_size], lines[i:i + chunk_size])
               for i in range(0, n, chunk_size))
-    return simulate(chunks, cfg, timed=timed, source="requests", tick=tick, cmd_log=cmd_log,
-                    trace_info={"path": "<arrays>", "requests": n})
+    return _run_with_bar(progress, n, chunks=chunks, cfg=cfg, timed=timed, source="requests",
+                         tick=tick, cmd_log=cmd_log,
+                         trace_info={"path": "<arrays>", "requests": n})

@@ -20,7 +20,8 @@ worker processes (``backend="local"``) or on a Dask distributed cluster
 (``backend="dask"``); the job function is the same. Each finished job's full result is
 stored as ``OUT/runs/<key>.json`` (written atomically, by the coordinating process, so
 workers need no shared output directory); a rerun skips jobs whose JSON exists, which
-makes an interrupted sweep resumable. A failed job leaves ``OUT/runs/<key>.error.json``
+makes an interrupted sweep resumable. Trace files are checked before anything runs.
+A failed job leaves ``OUT/runs/<key>.error.json``
 instead, and is retried by the next run. The table (one row per point and trace: swept
 parameters, trace, status, error, every summary metric) goes to
 ``OUT/results.parquet`` and ``OUT/results.csv``; ``OUT/sweep.json`` describes the sweep.
@@ -38,10 +39,8 @@ import json
 import math
 import os
 import sys
-import tempfile
 import time
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,7 +65,7 @@ SCHEDULER_KEY = "controller.scheduler"
 META_COLUMNS = ("point", "trace", "label")
 STATUS_COLUMNS = ("status", "error", "key")
 # Summary keys that measure the host rather than the simulated system.
-HOST_METRICS = ("wall_seconds", "requests_per_second", "jit_seconds")
+HOST_METRICS = ("wall_seconds", "requests_per_second", "jit_seconds", "jit_compiled")
 
 
 class SpecError(config_mod.ConfigError):
@@ -219,7 +218,13 @@ def _resolve_traces(traces, base_dir: Path) -> list[TraceRef]:
             path = base_dir / p
             if not path.exists() and (Path.cwd() / p).exists():
                 path = Path.cwd() / p
-        # A missing file is not a spec error: its jobs fail and are reported as such.
+        # checked before anything runs: a missing trace would fail every one of its runs
+        if not path.exists():
+            where = (f"looked in {base_dir} and {Path.cwd()}" if not p.is_absolute()
+                     else "no such file")
+            raise SpecError(f"traces[{i}]: {t!r} not found ({where})")
+        if not path.is_file():
+            raise SpecError(f"traces[{i}]: {t!r} is not a regular file")
         refs.append(TraceRef(t, path))
     names = [r.name for r in refs]
     dup = sorted({n for n in names if names.count(n) > 1})
@@ -388,10 +393,10 @@ def run_job(job: Job) -> dict:
 
     t0 = time.perf_counter()
     try:
-        result = sim.run(job.trace_path, job.config)
+        result = sim.run(job.trace_path, job.config, progress=False)
         data = result.summary()
         data["latency_histogram_cycles"] = {
-            kind: {str(int(k)): int(v) for k, v in result.latency_hist(kind).items()}
+            kind: {str(k): v for k, v in result.latency_histogram(kind).items()}
             for kind in ("read", "write")}
         data["sweep"] = {"key": job.key, "point": job.point, "trace": job.trace,
                          "values": job.values}
@@ -499,22 +504,13 @@ def _arrow_safe(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _atomic_write_bytes(path: Path, write: Callable[[str], None]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_table(df: pd.DataFrame, out_dir) -> None:
+    from memsim.outfile import writing
+
     out = Path(out_dir)
     safe = _arrow_safe(df)
-    _atomic_write_bytes(out / RESULTS_PARQUET, lambda tmp: safe.to_parquet(tmp, index=False))
+    with writing(out / RESULTS_PARQUET) as f:
+        safe.to_parquet(f, index=False)
     atomic_write(out / RESULTS_CSV, df.to_csv(index=False))
 
 
@@ -587,13 +583,29 @@ def warm_up(job: Job | None) -> None:
     from memsim import sim
 
     with contextlib.suppress(Exception):  # the real run reports any problem
-        sim.run_arrays([0], config=job.config if job is not None else None)
+        sim.run_arrays([0], config=job.config if job is not None else None, progress=False)
 
 
 # Set (only) while this process starts its forkserver: the forkserver then loads the
 # compiled engine once when it preloads this module, and every worker forked from it
 # inherits the loaded engine instead of loading numba's cache itself (~1 s each).
 _WARM_ENV = "MEMSIM_SWEEP_WARM_FORKSERVER"
+
+
+def _ignore_sigint() -> None:
+    """Workers (and the forkserver) leave Ctrl-C to the coordinating process, which
+    stops them; otherwise each would print a KeyboardInterrupt traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _require_dask() -> None:
+    try:
+        import dask.distributed  # noqa: F401
+    except ImportError:
+        raise ValueError("backend 'dask' needs Dask distributed, which is not installed: "
+                         "python -m pip install 'memsim[dask]'") from None
 
 
 def _start_pool(workers: int):
@@ -608,7 +620,8 @@ def _start_pool(workers: int):
     old = os.environ.get(_WARM_ENV)
     os.environ[_WARM_ENV] = "1"
     try:
-        ex = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        ex = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
+                                 initializer=_ignore_sigint)
         try:
             ex.submit(int).result()  # start the forkserver and the workers now
         except BrokenProcessPool:
@@ -689,12 +702,15 @@ def _run_dask(todo: list[Job], jobs: int, address: str | None, on_done,
 
 
 def run_sweep(spec, out_dir, jobs: int | None = None, backend: str = "local",
-              scheduler_address: str | None = None, progress: bool = True) -> pd.DataFrame:
+              scheduler_address: str | None = None, progress: bool = True,
+              notify: bool | None = None) -> pd.DataFrame:
     """Run (or resume) a sweep; return the results table, also written to ``out_dir``.
 
     ``spec`` is a YAML path or a dict (relative paths then start at the CWD). Jobs whose
-    ``runs/<key>.json`` exists are not run again. Failed jobs have status "failed" and
-    their error in the table; they do not stop the others.
+    ``runs/<key>.json`` exists are not run again. ``progress`` shows a bar on stderr;
+    ``notify`` (default: as ``progress``) a line when the engine must be compiled first.
+    Failed jobs have status "failed" and their error in the table; they do not stop the
+    others.
     """
     import pandas as pd
 
@@ -702,6 +718,8 @@ def run_sweep(spec, out_dir, jobs: int | None = None, backend: str = "local",
         raise ValueError(f"backend: {backend!r} is not one of: {', '.join(BACKENDS)}")
     if scheduler_address and backend != "dask":
         raise ValueError("scheduler_address needs backend='dask'")
+    if backend == "dask":
+        _require_dask()
     if jobs is None:
         jobs = _default_jobs()
     if not isinstance(jobs, int) or jobs < 1:
@@ -729,6 +747,11 @@ def run_sweep(spec, out_dir, jobs: int | None = None, backend: str = "local",
         outcomes[job.index] = _store(out, job, outcome)
         bar.done(outcome["status"] == "ok")
 
+    if todo and (progress if notify is None else notify):
+        from memsim import sim
+
+        if sim._engine_needs_compiling():
+            print(sim.COMPILE_NOTICE, file=sys.stderr, flush=True)
     try:
         if todo and backend == "dask" and not scheduler_address and len(todo) > 1:
             warm_up(todo[0])
@@ -791,7 +814,9 @@ def add_sweep_parser(subparsers) -> None:
                         "starting a local cluster")
     p.add_argument("--dry-run", action="store_true",
                    help="validate the spec and list the runs without running them")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", "--quiet", "-q", action="store_true",
+                   help="no progress bar and no compile notice (the bar is shown only "
+                        "when stderr is a terminal)")
     p.set_defaults(func=cmd_sweep)
 
 
@@ -812,7 +837,8 @@ def cmd_sweep(args) -> int:
     try:
         df = run_sweep(args.spec, args.out, jobs=args.jobs, backend=backend,
                        scheduler_address=args.scheduler_address,
-                       progress=not args.no_progress)
+                       progress=not args.no_progress and sys.stderr.isatty(),
+                       notify=not args.no_progress)
     except KeyboardInterrupt:
         done = sum(not p.name.endswith(".error.json")
                    for p in (Path(args.out) / RUNS_DIR).glob("*.json"))
@@ -831,4 +857,7 @@ def cmd_sweep(args) -> int:
 
 
 if os.environ.pop(_WARM_ENV, None) == "1":  # we are a sweep's forkserver, preloading
+    # Ctrl-C is for the coordinating process; the forkserver ignores it from here on,
+    # and the workers it forks inherit that.
+    _ignore_sigint()
     warm_up(None)

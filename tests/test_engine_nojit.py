@@ -16,11 +16,12 @@ SCRIPT = """
 import json, sys
 import numpy as np
 from memsim import sim
+from memsim.results import HOST_METRICS
 d = np.load(sys.argv[1])
 r = sim.run_arrays(d["addr"], d["is_write"], None, "ddr4_3200_x8_2ch2r", sys.argv[2:],
                    cmd_log=sys.argv[1] + ".csv")
 s = r.summary()
-for k in ("wall_seconds", "requests_per_second", "jit_seconds"):
+for k in HOST_METRICS:
     s.pop(k)
 print(json.dumps(s, sort_keys=True))
 """

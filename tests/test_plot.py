@@ -75,8 +75,9 @@ def test_labels_carry_units_and_configurations(results):
     assert "t1.trace" in texts and "t2.trace" in texts
 
     texts = _texts(plot(results["big"], "stalls"))
-    assert "Idle data-bus cycles (cycles)" in texts
-    assert {"read \u2192 write", "write \u2192 read", "rank switch"} <= set(texts)
+    assert "Stall time (ns)" in texts
+    assert {"read \u2192 write", "write \u2192 read", "rank switch",
+            "row conflict (tRP + tRCD)", "refresh (tRFC)"} <= set(texts)
     assert "DDR4_2400R, read_queue=8" in texts  # one panel per non-scheduler config
 
     fig = plot(results["big"], "sweep")  # auto: the numeric swept parameter

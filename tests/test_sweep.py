@@ -259,33 +259,42 @@ def test_resume_skips_finished_runs(local_sweep, traces, tmp_path, monkeypatch):
     assert (df["status"] == "ok").all()
 
 
-def test_failing_jobs_are_recorded_and_others_complete(traces, tmp_path):
+def test_missing_trace_is_a_spec_error_before_anything_runs(traces, tmp_path):
     spec = {"traces": [str(traces["big"]), str(tmp_path / "missing.trace")],
+            "grid": {"dram.density_gbit": [4, 8]}}
+    with pytest.raises(SpecError, match=r"^traces\[1\]: '.*missing\.trace' not found "
+                                        r"\(no such file\)$"):
+        run_sweep(spec, tmp_path / "out", jobs=1, progress=False)
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(SpecError, match=r"^traces\[0\]: 'nope\.trace' not found \(looked in "):
+        load_spec({"traces": ["nope.trace"]})
+    with pytest.raises(SpecError, match=r"^traces\[0\]: .* is not a regular file$"):
+        load_spec({"traces": [str(tmp_path)]})
+
+
+def test_failing_jobs_are_recorded_and_others_complete(traces, tmp_path):
+    spec = {"traces": [str(traces["big"]), str(traces["a"])],
             "grid": {"dram.density_gbit": [4, 8]}}
     out = tmp_path / "out"
     df = run_sweep(spec, out, jobs=2, progress=False)
     assert len(df) == 4
     by = {(r["dram.density_gbit"], r["trace"].rsplit("/", 1)[-1]): r for _, r in df.iterrows()}
-    ok = by[(8, "big.trace")]
-    assert ok["status"] == "ok" and ok["bandwidth_gbps.total"] > 0
+    for key in ((8, "big.trace"), (4, "a.trace"), (8, "a.trace")):
+        assert by[key]["status"] == "ok" and by[key]["bandwidth_gbps.total"] > 0
     small = by[(4, "big.trace")]
     assert small["status"] == "failed"
     assert "AddressError" in small["error"] and "capacity" in small["error"]
-    for density in (4, 8):
-        miss = by[(density, "missing.trace")]
-        assert miss["status"] == "failed"
-        assert "missing.trace" in miss["error"]
-        assert math.isnan(miss["bandwidth_gbps.total"])
+    assert math.isnan(small["bandwidth_gbps.total"])
     failed = df[df["status"] == "failed"]
     for key in failed["key"]:
         record = json.loads((out / "runs" / f"{key}.error.json").read_text())
         assert record["error"] and "Traceback" in record["traceback"]
         assert not (out / "runs" / f"{key}.json").exists()
     assert len(pd.read_parquet(out / "results.parquet")) == 4
-    # failed runs are retried on resume; the good one is reused
+    # failed runs are retried on resume; the good ones are reused
     df2 = run_sweep(spec, out, jobs=1, progress=False)
-    assert df2.attrs["reused"] == 1
-    assert (df2["status"] == "failed").sum() == 3
+    assert df2.attrs["reused"] == 3
+    assert (df2["status"] == "failed").sum() == 1
 
 
 def _parser():
@@ -297,8 +306,9 @@ def _parser():
 
 def test_cli_exit_codes_and_dry_run(traces, tmp_path, capsys):
     spec = tmp_path / "s.yaml"
-    spec.write_text(yaml.safe_dump({"traces": [str(traces["a"]), "missing.trace"],
-                                    "grid": {"controller.scheduler": ["fcfs", "frfcfs"]}}))
+    spec.write_text(yaml.safe_dump({"traces": [str(traces["a"]), str(traces["big"])],
+                                    "grid": {"controller.scheduler": ["fcfs", "frfcfs"]},
+                                    "overrides": {"dram.density_gbit": 4}}))
     args = _parser().parse_args(["sweep", str(spec), "-o", str(tmp_path / "o"),
                                  "--dry-run"])
     assert args.func(args) == 0
@@ -308,10 +318,11 @@ def test_cli_exit_codes_and_dry_run(traces, tmp_path, capsys):
     assert args.func(args) == 1
     captured = capsys.readouterr()
     assert "4 runs (4 run now, 0 reused, 2 failed)" in captured.out
-    assert "failed: fcfs on missing.trace" in captured.err
+    assert f"failed: fcfs on {traces['big']}: AddressError" in captured.err
 
     spec.write_text(yaml.safe_dump({"traces": [str(traces["a"])],
-                                    "grid": {"controller.scheduler": ["fcfs", "frfcfs"]}}))
+                                    "grid": {"controller.scheduler": ["fcfs", "frfcfs"]},
+                                    "overrides": {"dram.density_gbit": 4}}))
     args = _parser().parse_args(["sweep", str(spec), "-o", str(tmp_path / "o"), "-j", "1",
                                  "--no-progress"])
     assert args.func(args) == 0
@@ -338,3 +349,22 @@ def test_dask_local_cluster_gives_the_same_table(local_sweep, traces, tmp_path):
     assert sorted(df.columns) == sorted(local.columns)
     pd.testing.assert_frame_equal(df[cols], local[cols])
     assert len(list((tmp_path / "dask" / "runs").glob("*.json"))) == 8
+
+
+def test_docs_sweep_spec_example_is_valid_and_every_key_is_documented(tmp_path,
+                                                                       monkeypatch):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    doc = (root / "docs" / "sweep-spec.md").read_text()
+    example = doc.split("```yaml\n")[1].split("```")[0]
+    spec = tmp_path / "queues.yaml"
+    spec.write_text(example)
+    monkeypatch.chdir(root)  # the example's trace path is relative to the checkout
+    sw = load_spec(spec)
+    assert sw.name == "queues" and len(sw.traces) == 1
+    assert len(sw.points) == 7  # 2 x 3 grid points + 1 extra point, as the doc says
+    assert [p.origin for p in sw.points][-1] == "points[0]"
+    assert len(sweep.plan(sw)) == 7
+    for key in sweep.SPEC_KEYS:
+        assert f"| `{key}` |" in doc, key

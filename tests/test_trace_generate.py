@@ -193,7 +193,7 @@ def test_gen_errors_exit_2(tmp_path, capsys):
     assert run(["trace", "gen", "stream", "-n", "5", "-o", out, "--streams", "3"]) == 2
     assert "--streams applies only to the mix kind, not stream" in capsys.readouterr().err
     assert run(["trace", "gen", "random", "-n", "5", "-o", out, "--write-ratio", "2"]) == 2
-    assert "write_ratio must be in [0, 1], got 2.0" in capsys.readouterr().err
+    assert "--write-ratio must be in [0, 1], got 2.0" in capsys.readouterr().err
     assert run(["trace", "gen", "random", "-n", "5", "-o", out, "--format", "dramsim3"]) == 2
     assert "dramsim3 traces need cycles" in capsys.readouterr().err
     with pytest.raises(SystemExit):

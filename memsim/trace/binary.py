@@ -16,6 +16,7 @@ cycle non-negative, cycles non-decreasing.
 
 from __future__ import annotations
 
+import tokenize
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -26,7 +27,7 @@ from typing import BinaryIO
 import numpy as np
 
 from .chunk import UNTIMED, TraceChunk
-from .errors import file_error, record_error
+from .errors import TraceError, file_error, record_error
 from .files import translated_io_errors
 
 COLUMNS = ("cycle", "op", "addr")
@@ -54,8 +55,13 @@ class _NpyStream:
                 shape, _fortran, dtype = np.lib.format.read_array_header_2_0(f)
             else:
                 raise ValueError(f"unsupported .npy version {version}")
-        except ValueError as exc:
-            raise file_error(where, f"not a readable .npy array ({exc})") from None
+        except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError,
+                tokenize.TokenError) as exc:
+            # a corrupt header: numpy parses it as a Python literal and can fail in
+            # any of these ways
+            reason = str(exc).strip() or type(exc).__name__
+            raise file_error(where, f"not a readable .npy array (corrupt header: "
+                                    f"{reason})") from None
         if len(shape) != 1:
             raise file_error(where, f"array has shape {shape}; expected one dimension")
         if dtype.hasobject:
@@ -119,12 +125,23 @@ def _open_members(path: str, stack: ExitStack, members: set[str]) -> dict[str, _
 
 
 @contextmanager
-def _zip_errors(path: str) -> Iterator[None]:
+def _foreign_errors(path: str, what: str) -> Iterator[None]:
+    """Turn whatever a third-party parser (zipfile, pyarrow) raises on a corrupt file
+    into a TraceError naming the file; memsim's own TraceErrors pass through."""
     with translated_io_errors(path):
         try:
             yield
+        except TraceError:
+            raise
         except (zipfile.BadZipFile, zlib.error) as exc:
-            raise file_error(path, f"not a readable .npz file ({exc})") from None
+            raise file_error(path, f"not a readable {what} ({exc})") from None
+        except Exception as exc:  # corrupt data makes these parsers raise anything
+            raise file_error(path, f"not a readable {what} ({type(exc).__name__}: "
+                                   f"{str(exc).strip()[:200]})") from None
+
+
+def _zip_errors(path: str):
+    return _foreign_errors(path, ".npz file")
 
 
 def _npz_batches(path: str, batch: int) -> tuple[bool, int, Iterator[dict]]:
@@ -149,14 +166,12 @@ def _npz_batches(path: str, batch: int) -> tuple[bool, int, Iterator[dict]]:
 
 
 def _parquet_batches(path: str, batch: int) -> tuple[bool, int, Iterator[dict]]:
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    try:
+    with _foreign_errors(path, "Parquet file"):
         parquet = pq.ParquetFile(path, pre_buffer=False)  # pre-buffering reads ahead
-    except (pa.ArrowException, OSError) as exc:
-        raise file_error(path, f"not a readable Parquet file ({exc})") from None
-    names = parquet.schema_arrow.names
+        names = parquet.schema_arrow.names
+        num_rows = parquet.metadata.num_rows
     missing = [c for c in REQUIRED if c not in names]
     if missing:
         raise file_error(path, f"missing column(s) {', '.join(missing)} (found "
@@ -165,19 +180,21 @@ def _parquet_batches(path: str, batch: int) -> tuple[bool, int, Iterator[dict]]:
     columns = [c for c in COLUMNS if c in names]
 
     def batches() -> Iterator[dict]:
-        try:
-            for record_batch in parquet.iter_batches(batch_size=batch, columns=columns):
+        records = parquet.iter_batches(batch_size=batch, columns=columns)
+        while True:
+            with _foreign_errors(path, "Parquet file"):
+                record_batch = next(records, None)
+                if record_batch is None:
+                    return
                 out = {}
                 for column in columns:
                     array = record_batch.column(column)
                     if array.null_count:
                         raise file_error(path, f"column {column!r} has missing values")
                     out[column] = array.to_numpy(zero_copy_only=False)
-                yield out
-        except pa.ArrowException as exc:
-            raise file_error(path, f"cannot read Parquet data ({exc})") from None
+            yield out
 
-    return "cycle" in columns, parquet.metadata.num_rows, batches()
+    return "cycle" in columns, num_rows, batches()
 
 
 _SOURCES: dict[str, Callable[[str, int], tuple[bool, int, Iterator[dict]]]] = {
@@ -190,13 +207,14 @@ _SOURCES: dict[str, Callable[[str, int], tuple[bool, int, Iterator[dict]]]] = {
 # ---------------------------------------------------------------- reading
 
 
-def probe_binary(path: str, fmt: str) -> bool:
-    """Check the file's structure; return whether it is timed. Raises TraceError."""
+def probe_binary(path: str, fmt: str) -> tuple[bool, int]:
+    """Check the file's structure; return (whether it is timed, number of records).
+    Raises TraceError."""
     timed, length, batches = _SOURCES[fmt](path, 1)
     batches.close()
     if length == 0:
         raise file_error(path, "trace has no records (the array is empty)")
-    return timed
+    return timed, length
 
 
 @dataclass
@@ -285,9 +303,10 @@ def _check_batch(path: str, columns: dict, state: _State, skip_bad_lines: bool
 # ---------------------------------------------------------------- writing
 
 
-def write_binary(path: str, fmt: str, cycle: np.ndarray | None, is_write: np.ndarray,
+def write_binary(f: BinaryIO, fmt: str, cycle: np.ndarray | None, is_write: np.ndarray,
                  addr: np.ndarray) -> None:
-    """Write a trace as ``fmt`` ('npy', 'npz' or 'parquet'); ``cycle`` None = untimed."""
+    """Write a trace as ``fmt`` ('npy', 'npz' or 'parquet') to the binary file object
+    ``f``; ``cycle`` None = untimed."""
     columns = {"op": is_write.astype(np.uint8), "addr": addr.astype(np.int64)}
     if cycle is not None:
         columns = {"cycle": cycle.astype(np.int64), **columns}
@@ -295,15 +314,13 @@ def write_binary(path: str, fmt: str, cycle: np.ndarray | None, is_write: np.nda
         array = np.empty(len(addr), dtype=[(c, v.dtype) for c, v in columns.items()])
         for c, v in columns.items():
             array[c] = v
-        with open(path, "wb") as f:
-            np.save(f, array)
+        np.save(f, array)
     elif fmt == "npz":
-        with open(path, "wb") as f:
-            np.savez_compressed(f, **columns)
+        np.savez_compressed(f, **columns)
     elif fmt == "parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        pq.write_table(pa.table(columns), path, row_group_size=PARQUET_ROW_GROUP)
+        pq.write_table(pa.table(columns), f, row_group_size=PARQUET_ROW_GROUP)
     else:
         raise ValueError(f"not a binary trace format: {fmt!r}")

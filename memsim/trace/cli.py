@@ -13,7 +13,10 @@ import sys
 
 import numpy as np
 
+from memsim.progress import progress_bar
+
 from .errors import TraceError
+from .files import spooled
 from .generate import KINDS, LINE_BYTES, generate
 from .reader import FORMATS, open_trace
 from .writer import format_for_path, write_trace
@@ -79,12 +82,14 @@ def add_trace_parser(subparsers) -> argparse.ArgumentParser:
                      help="mix: number of interleaved streams (default 4)")
     gen.add_argument("--format", choices=FORMATS, metavar="FMT",
                      help=f"output format: {', '.join(FORMATS)}")
+    gen.add_argument("--quiet", "-q", action="store_true",
+                     help="no progress bar and no summary line")
     gen.set_defaults(func=run_gen)
 
     info = commands.add_parser(
         "info", help="summarise a trace file",
         description="Print request counts, address range, footprint and time span.")
-    info.add_argument("file", metavar="FILE", help="trace to read")
+    info.add_argument("file", metavar="FILE", help="trace to read (- for standard input)")
     info.add_argument("--format", choices=FORMATS, metavar="FMT",
                       help="trace format (default: detected from the content)")
     info.add_argument("--skip-bad-lines", action="store_true",
@@ -96,6 +101,18 @@ def add_trace_parser(subparsers) -> argparse.ArgumentParser:
 def _fail(message: str) -> int:
     print(f"memsim: error: {message}", file=sys.stderr)
     return 2
+
+
+# generate() parameters as the command line spells them, for its error messages
+_FLAGS = {"n": "-n", "write_ratio": "--write-ratio", "footprint_bytes": "--footprint",
+          "stride_bytes": "--stride", "rate_requests_per_cycle": "--rate",
+          "hot_fraction": "--hot-fraction", "hot_bytes": "--hot-set", "streams": "--streams"}
+_PARAM = re.compile(r"\b(" + "|".join(sorted(_FLAGS, key=len, reverse=True)) + r")\b")
+
+
+def _with_flags(message: str) -> str:
+    """``write_ratio must be in [0, 1]`` -> ``--write-ratio must be in [0, 1]``."""
+    return _PARAM.sub(lambda m: _FLAGS[m.group(1)], message)
 
 
 # gen options that only one kind takes: generate() keyword -> (flag, kind)
@@ -119,19 +136,40 @@ def run_gen(args: argparse.Namespace) -> int:
             args.kind, args.n, seed=args.seed, write_ratio=args.write_ratio,
             footprint_bytes=args.footprint, stride_bytes=args.stride,
             rate_requests_per_cycle=args.rate, **options)
-        write_trace(args.output, cycle, is_write, addr, fmt=fmt)
+    except ValueError as exc:
+        return _fail(_with_flags(str(exc)))
+    bar = _progress_bar(args.n, enabled=not args.quiet)
+    try:
+        write_trace(args.output, cycle, is_write, addr, fmt=fmt,
+                    progress=bar.update if bar is not None else None)
     except (ValueError, OSError) as exc:
-        return _fail(str(exc))
+        return _fail(f"{args.output}: {exc}" if args.output not in str(exc) else str(exc))
+    finally:
+        if bar is not None:
+            bar.close()
     writes = int(np.count_nonzero(is_write))
-    print(f"wrote {args.n} requests ({args.n - writes} reads, {writes} writes) to "
-          f"{args.output} ({fmt})")
+    if not args.quiet:
+        print(f"wrote {args.n} requests ({args.n - writes} reads, {writes} writes) to "
+              f"{args.output} ({fmt})")
     return 0
+
+
+def _progress_bar(total: int, enabled: bool):
+    """A bar on stderr for writing a trace: only on a terminal, and only once the write
+    has taken a couple of seconds."""
+    return progress_bar(total, None if enabled else False, "writing")
 
 
 def run_info(args: argparse.Namespace) -> int:
     try:
-        reader = open_trace(args.file, fmt=args.format, skip_bad_lines=args.skip_bad_lines)
-        summary = summarise(reader)
+        with spooled(args.file) as (path, name):
+            try:
+                reader = open_trace(path, fmt=args.format,
+                                    skip_bad_lines=args.skip_bad_lines)
+                summary = summarise(reader)
+            except TraceError as exc:
+                raise TraceError(str(exc).replace(path, name)) from None
+            summary["file"] = name
     except TraceError as exc:
         return _fail(str(exc))
     for name, value in summary.items():

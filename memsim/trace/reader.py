@@ -33,6 +33,8 @@ class TraceReader:
     compressed:     the file is gzip-compressed
     bad_lines:      lines (or binary records) skipped by the last pass over
                     :meth:`chunks`; only ever non-zero with ``skip_bad_lines``
+    length:         number of records if known without reading them all (binary
+                    formats), else None
     """
 
     def __init__(self, path: str, format: str, timed: bool, compressed: bool,
@@ -44,6 +46,7 @@ class TraceReader:
         self.chunk_size = chunk_size
         self.skip_bad_lines = skip_bad_lines
         self.bad_lines = 0
+        self.length: int | None = None
 
     def __repr__(self) -> str:
         timing = "timed" if self.timed else "untimed"
@@ -91,7 +94,7 @@ def open_trace(path, fmt: str | None = None, chunk_size: int = DEFAULT_CHUNK_SIZ
     reader = TraceReader(path, fmt, timed=False, compressed=compressed,
                          chunk_size=chunk_size, skip_bad_lines=skip_bad_lines)
     if fmt in BINARY_FORMATS:
-        reader.timed = probe_binary(path, fmt)
+        reader.timed, reader.length = probe_binary(path, fmt)
     else:
         reader.timed = _first_record_timed(reader)
     return reader

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import gzip
 import os
-from functools import partial
+from collections.abc import Callable
 
 import numpy as np
+
+from memsim.outfile import OutputFile
 
 from .binary import write_binary
 from .reader import BINARY_FORMATS, FORMATS
@@ -32,10 +34,14 @@ def format_for_path(path: str) -> str:
     return _EXTENSIONS.get(os.path.splitext(name)[1].lower(), "native")
 
 
-def write_trace(path, cycle, is_write, addr, fmt: str | None = None) -> None:
+def write_trace(path, cycle, is_write, addr, fmt: str | None = None,
+                progress: Callable[[int], None] | None = None) -> None:
     """Write requests to ``path``. ``cycle`` all -1 (or None) means untimed.
 
-    Raises ValueError if the arrays are inconsistent or the format cannot hold them.
+    The file is written whole or not at all (see :mod:`memsim.outfile`): an interrupted
+    write leaves the previous file in place. ``progress`` is called with the number of
+    records written, batch by batch. Raises ValueError if the arrays are inconsistent or
+    the format cannot hold them.
     """
     path = os.fspath(path)
     fmt = fmt or format_for_path(path)
@@ -54,16 +60,22 @@ def write_trace(path, cycle, is_write, addr, fmt: str | None = None) -> None:
     if fmt in BINARY_FORMATS:
         if path.endswith(".gz"):
             raise ValueError(f"{fmt} traces cannot be gzipped")
-        write_binary(path, fmt, timed_cycle, is_write, addr)
+        with OutputFile(path) as out:
+            write_binary(out.file, fmt, timed_cycle, is_write, addr)
+        if progress is not None:
+            progress(len(addr))
         return
     lines = _LINE_WRITERS[fmt](timed_cycle, is_write, addr)
-    if path.endswith(".gz"):
-        opener = partial(gzip.open, path, "wt", encoding="ascii", compresslevel=GZIP_LEVEL)
-    else:
-        opener = partial(open, path, "w", encoding="ascii")
-    with opener() as f:
+    with OutputFile(path) as out:
+        raw = gzip.GzipFile(fileobj=out.file, mode="wb", compresslevel=GZIP_LEVEL) \
+            if path.endswith(".gz") else out.file
         for start in range(0, len(addr), BATCH):
-            f.write(lines(start, min(start + BATCH, len(addr))))
+            stop = min(start + BATCH, len(addr))
+            raw.write(lines(start, stop).encode("ascii"))
+            if progress is not None:
+                progress(stop - start)
+        if raw is not out.file:
+            raw.close()
 
 
 def _checked_cycles(cycle, n: int) -> np.ndarray | None:

@@ -1,0 +1,124 @@
+"""The command log: its columns, as data, and a fast CSV writer for it.
+
+The engine hands the log over in blocks: int64 arrays with one row per issued command
+and one column per entry of :data:`COLUMNS`, in that order. Each entry says how its
+integers are written: as numbers, or as names looked up in a table (the command). A
+new column is one new entry here (and the engine filling it).
+
+:class:`CommandLogWriter` formats blocks with pyarrow's CSV writer (C++; about 5x
+faster than pandas' ``to_csv``) into an :class:`~memsim.outfile.OutputFile`, gzipped
+when the name ends in ``.gz``. The log is put in place only when the run succeeds.
+"""
+
+from __future__ import annotations
+
+import gzip
+from dataclasses import dataclass
+
+import numpy as np
+
+from memsim.dram.ddr4 import COMMANDS
+from memsim.outfile import OutputFile
+
+
+@dataclass(frozen=True)
+class LogColumn:
+    name: str
+    names: tuple[str, ...] | None = None  # integer id -> text written; None: the number
+
+
+COLUMNS: tuple[LogColumn, ...] = (
+    LogColumn("cycle"),
+    LogColumn("channel"),
+    LogColumn("rank"),
+    LogColumn("bankgroup"),
+    LogColumn("bank"),
+    LogColumn("row"),
+    LogColumn("column"),
+    LogColumn("command", names=tuple(COMMANDS)),
+    LogColumn("request"),
+)
+HEADER = ",".join(c.name for c in COLUMNS) + "\n"
+GZIP_LEVEL = 3  # about 3x faster than the default, files ~15% larger
+
+
+def _strings(pa, names: tuple[str, ...]):
+    """A pyarrow string array of ``names`` (built from buffers, without pandas)."""
+    data = [n.encode() for n in names]
+    offsets = np.cumsum([0] + [len(d) for d in data], dtype=np.int32)
+    return pa.Array.from_buffers(pa.string(), len(names),
+                                 [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
+
+
+class CommandLogWriter:
+    """Streams command-log blocks to CSV (``.gz``: gzip). ``close(ok)`` puts the file in
+    place when ``ok`` and deletes it otherwise, so an aborted run leaves no log that
+    looks complete."""
+
+    def __init__(self, path):
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        self._pa = pa
+        self.path = path
+        self.out = OutputFile(path)
+        try:
+            raw = self.out.file
+            self.f = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=GZIP_LEVEL) \
+                if str(path).endswith(".gz") else raw
+            self.f.write(HEADER.encode())
+            fields = []
+            self._tables = []
+            for col in COLUMNS:
+                if col.names is None:
+                    fields.append(pa.field(col.name, pa.int64()))
+                    self._tables.append(None)
+                else:
+                    fields.append(pa.field(col.name, pa.dictionary(pa.int32(), pa.string())))
+                    self._tables.append(_strings(pa, col.names))
+            self.schema = pa.schema(fields)
+            self._csv = pacsv.CSVWriter(
+                self.f, self.schema,
+                write_options=pacsv.WriteOptions(include_header=False, quoting_style="none",
+                                                 batch_size=1 << 16))
+        except BaseException:
+            self.out.discard()
+            raise
+        self.rows = 0
+
+    def __call__(self, block: np.ndarray) -> None:
+        pa = self._pa
+        if block.shape[1] != len(COLUMNS):
+            raise RuntimeError(f"command log block has {block.shape[1]} columns; "
+                               f"memsim.cmdlog.COLUMNS names {len(COLUMNS)}")
+        n = len(block)
+        arrays = []
+        # Arrays are built from the numpy buffers directly: zero-copy, and pa.array()
+        # would import pandas (0.2 s) to check for pandas objects.
+        for j, (col, table) in enumerate(zip(COLUMNS, self._tables, strict=True)):
+            values = np.ascontiguousarray(block[:, j], dtype=np.int64)
+            if table is None:
+                arrays.append(pa.Array.from_buffers(pa.int64(), n,
+                                                    [None, pa.py_buffer(values)]))
+            else:
+                if n and (values.min() < 0 or values.max() >= len(table)):
+                    raise RuntimeError(f"command log column {col.name!r}: id outside "
+                                       f"0..{len(table) - 1}")
+                ids = values.astype(np.int32)
+                arrays.append(pa.DictionaryArray.from_buffers(
+                    self.schema.field(j).type, n, [None, pa.py_buffer(ids)], table))
+        self._csv.write_batch(pa.RecordBatch.from_arrays(arrays, schema=self.schema))
+        self.rows += len(block)
+
+    def close(self, ok: bool) -> None:
+        try:
+            self._csv.close()
+            if self.f is not self.out.file:
+                self.f.close()
+        except BaseException:
+            self.out.discard()
+            raise
+        if ok:
+            self.out.commit()
+        else:
+            self.out.discard()
