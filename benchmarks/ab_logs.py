@@ -28,7 +28,6 @@ import numpy as np
 PRESETS = ("ddr4_2400_x8_1ch1r", "ddr4_3200_x8_2ch2r")
 SCHEDULERS = ("fcfs", "frfcfs", "frfcfs_cap")
 POLICIES = ("open", "closed", "timeout")
-HOST = ("wall_seconds", "requests_per_second", "jit_seconds")
 
 
 def _traces(n: int = 3000, seed: int = 7):
@@ -57,6 +56,7 @@ def _digest(path: Path) -> str:
 
 
 def run_cases(summary_keys=None) -> dict:
+    from memsim.results import HOST_METRICS
     from memsim.sim import run_arrays
 
     out = {}
@@ -69,7 +69,7 @@ def run_cases(summary_keys=None) -> dict:
                         over = [f"controller.scheduler={sched}",
                                 f"controller.page_policy={policy}"]
                         r = run_arrays(addr, w, cyc, preset, over, cmd_log=log)
-                        s = {k: v for k, v in r.summary().items() if k not in HOST}
+                        s = {k: v for k, v in r.summary().items() if k not in HOST_METRICS}
                         if summary_keys:
                             s = {k: s[k] for k in summary_keys if k in s}
                         key = f"{preset}/{sched}/{policy}/{name}"

@@ -1,0 +1,114 @@
+"""Engine speed of two checkouts, A/B, measured in the same processes.
+
+    python benchmarks/ab_speed.py OLD_TREE NEW_TREE [--processes 5] [--rounds 4]
+
+Why in-process: on these machines the same compiled engine runs up to 25% faster or
+slower from one process to the next (where its machine code and arrays land), so two
+separate runs of benchmarks/throughput.py can disagree by more than the change being
+measured. Here each worker process loads both versions (as renamed copies of the
+``memsim`` package, each with its own numba cache), decodes the trace once and feeds
+the same arrays to each engine in turn, ``--rounds`` times. The report per case is the
+median over processes of each version's median rate (and the ratio), plus the best
+rate each version reached. Engine only: no trace parsing, decoding or result building.
+
+Cases: random reads, a stream, random with one third writes (1M requests each), on the
+one-rank preset and on the two-channel, two-rank one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+CASES = [(cfg, kind, wr) for cfg in ("ddr4_2400_x8_1ch1r", "ddr4_3200_x8_2ch2r")
+         for kind, wr in (("random", 0.0), ("stream", 0.0), ("random", 1 / 3))]
+
+WORKER = r'''
+import importlib, os, statistics, sys, time
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+names, config_dir = sys.argv[2:4], sys.argv[4]
+cfg_name, kind, wr, rounds = sys.argv[5], sys.argv[6], float(sys.argv[7]), int(sys.argv[8])
+if hasattr(os, "sched_setaffinity"):
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+engines = []
+for nm in names:
+    cfg = importlib.import_module(nm + ".config").load(f"{config_dir}/{cfg_name}.yaml")
+    spec = importlib.import_module(nm + ".dram.spec").build(cfg)
+    engines.append((importlib.import_module(nm + ".engine").Engine, cfg, spec))
+first = importlib.import_module(names[0] + ".mapping")
+cfg, spec = engines[0][1], engines[0][2]
+n = 1_000_000
+_, w, a = importlib.import_module(names[0] + ".trace").generate(
+    kind, n, seed=1, footprint_bytes=4 << 30, write_ratio=wr)
+d = first.AddressMapping(spec, cfg.mapping.order, cfg.mapping.xor_bank).decode(a)
+arrival, is_write = np.full(n, -1, np.int64), w.astype(np.int64)
+rates = [[] for _ in names]
+for r in range(rounds + 1):  # round 0 warms up (and compiles a fresh copy)
+    for k, (Engine, cfg, spec) in enumerate(engines):
+        e = Engine(cfg, spec, timed=False)
+        e.warm_up()
+        t0 = time.perf_counter()
+        e.feed(arrival, is_write, d.bank, d.row, d.column, final=True)
+        if r:
+            rates[k].append(n / (time.perf_counter() - t0))
+print(" ".join(f"{statistics.median(x):.0f},{max(x):.0f}" for x in rates))
+'''
+
+
+def copy_package(tree: Path, name: str, dest: Path) -> None:
+    """``tree/memsim`` as a package called ``name`` under ``dest``."""
+    shutil.copytree(tree / "memsim", dest / name,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc"))
+    for py in (dest / name).rglob("*.py"):
+        text = py.read_text()
+        text = re.sub(r"\bfrom memsim\b", f"from {name}", text)
+        text = re.sub(r"\bimport memsim\b", f"import {name}", text)
+        py.write_text(text)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("old", type=Path)
+    ap.add_argument("new", type=Path)
+    ap.add_argument("--processes", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--only", default="", help="run only the cases whose label contains this")
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="memsim-ab-") as tmp:
+        tmp = Path(tmp)
+        copy_package(args.old.resolve(), "memsim_old", tmp)
+        copy_package(args.new.resolve(), "memsim_new", tmp)
+        worker = tmp / "worker.py"
+        worker.write_text(WORKER)
+        configs = Path(__file__).resolve().parent.parent / "configs"
+        print(f"{'case':38}{'old req/s':>12}{'new req/s':>12}{'new/old':>9}"
+              f"{'best old':>12}{'best new':>12}")
+        for cfg, kind, wr in CASES:
+            label = f"{cfg} {kind}{' 1/3 writes' if wr else ''}"
+            if args.only not in label:
+                continue
+            med, best = ([], []), ([0.0], [0.0])
+            for _ in range(args.processes):
+                out = subprocess.run(
+                    [sys.executable, str(worker), str(tmp), "memsim_old", "memsim_new",
+                     str(configs), cfg, kind, str(wr), str(args.rounds)],
+                    check=True, capture_output=True, text=True).stdout.split()
+                for k, pair in enumerate(out):
+                    m, b = map(float, pair.split(","))
+                    med[k].append(m)
+                    best[k].append(b)
+            old, new = (statistics.median(x) for x in med)
+            print(f"{label:38}{old:>12,.0f}{new:>12,.0f}{new / old:>9.3f}"
+                  f"{max(best[0]):>12,.0f}{max(best[1]):>12,.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
