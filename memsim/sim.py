@@ -69,23 +69,23 @@ NOTICE_AFTER_SECONDS = 5.0
 PROGRESS_DELAY_SECONDS = 2.0
 
 
-def _engine_dispatcher():
+def _engine_dispatcher(features: int = 0):
     from memsim.engine import core
 
-    return core.run_chunk
+    return core.loop(features)
 
 
-def _engine_compile_count() -> int:
+def _engine_compile_count(features: int = 0) -> int:
     """How many times numba compiled the engine in this process (0 under
     NUMBA_DISABLE_JIT)."""
-    stats = getattr(_engine_dispatcher(), "stats", None)
+    stats = getattr(_engine_dispatcher(features), "stats", None)
     return sum(stats.cache_misses.values()) if stats is not None else 0
 
 
-def _engine_needs_compiling() -> bool | None:
+def _engine_needs_compiling(features: int = 0) -> bool | None:
     """True if the engine is neither loaded nor in numba's disk cache, False if it is
     loaded, None if unsure (numba's cache index looked at best-effort)."""
-    dispatcher = _engine_dispatcher()
+    dispatcher = _engine_dispatcher(features)
     if not hasattr(dispatcher, "signatures"):
         return False  # NUMBA_DISABLE_JIT: plain Python
     if dispatcher.signatures:
@@ -98,13 +98,13 @@ def _engine_needs_compiling() -> bool | None:
 
 
 @contextmanager
-def _compile_notice(enabled: bool) -> Iterator[None]:
+def _compile_notice(enabled: bool, features: int = 0) -> Iterator[None]:
     """Print COMPILE_NOTICE to stderr if the engine is (probably) being compiled: at once
     when numba has no cached engine, else once warm-up has taken NOTICE_AFTER_SECONDS."""
     if not enabled:
         yield
         return
-    needs = _engine_needs_compiling()
+    needs = _engine_needs_compiling(features)
     if needs is False:
         yield
         return
@@ -148,10 +148,10 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
         writer = CommandLogWriter(cmd_log) if cmd_log is not None else None
         engine = Engine(cfg, spec, timed=timed, tick=tick, log_sink=writer)
         t_jit = time.perf_counter()
-        compiles = _engine_compile_count()
-        with _compile_notice(notify):
+        compiles = _engine_compile_count(engine.features)
+        with _compile_notice(notify, engine.features):
             engine.warm_up()  # compile or load the compiled loop: not simulation time
-        compiled = _engine_compile_count() > compiles
+        compiled = _engine_compile_count(engine.features) > compiles
         t0 = time.perf_counter()
         for chunk in chunks:
             addr = mapping.check(chunk.addr, source, chunk.line, wrap_addresses)

@@ -60,12 +60,12 @@ def test_summary_says_whether_the_engine_was_compiled_or_loaded():
 
 
 def test_compile_notice_printed_when_the_engine_must_be_compiled(monkeypatch, capsys):
-    monkeypatch.setattr(sim, "_engine_needs_compiling", lambda: True)
+    monkeypatch.setattr(sim, "_engine_needs_compiling", lambda features=0: True)
     sim.run_arrays([0, 64, 128])
     assert capsys.readouterr().err == sim.COMPILE_NOTICE + "\n"
     sim.run_arrays([0, 64, 128], progress=False)  # quiet: no notice
     assert capsys.readouterr().err == ""
-    monkeypatch.setattr(sim, "_engine_needs_compiling", lambda: False)
+    monkeypatch.setattr(sim, "_engine_needs_compiling", lambda features=0: False)
     sim.run_arrays([0, 64, 128])
     assert capsys.readouterr().err == ""
 
@@ -74,7 +74,7 @@ def test_compile_notice_after_a_long_warm_up_when_the_cache_state_is_unknown(mon
                                                                             capsys):
     import time
 
-    monkeypatch.setattr(sim, "_engine_needs_compiling", lambda: None)
+    monkeypatch.setattr(sim, "_engine_needs_compiling", lambda features=0: None)
     monkeypatch.setattr(sim, "NOTICE_AFTER_SECONDS", 0.05)
     with sim._compile_notice(True):
         time.sleep(0.5)  # a warm-up that takes long: a compilation
@@ -140,7 +140,7 @@ def test_quiet_run_prints_nothing_even_on_a_terminal(monkeypatch, capsys):
     fake = FakeTTY()
     monkeypatch.setattr(sys, "stderr", fake)
     monkeypatch.setattr(sim, "PROGRESS_DELAY_SECONDS", 0.0)
-    monkeypatch.setattr(sim, "_engine_needs_compiling", lambda: True)
+    monkeypatch.setattr(sim, "_engine_needs_compiling", lambda features=0: True)
     monkeypatch.setattr(sim, "_progress_bar", _every_update(sim._progress_bar))
     assert cli.main(["run", str(EXAMPLE), "-q"]) == 0
     assert fake.getvalue() == "" and capsys.readouterr().out == ""

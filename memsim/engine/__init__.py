@@ -127,6 +127,11 @@ class Engine:
             hist=np.zeros((2, core.HIST_SIZE), i64),
             log=np.zeros((log_capacity if log_sink is not None else 1, core.LOG_COLS), i64),
         )
+        # the compiled loop variant and its mechanisms' state (none in plain DDR4: every
+        # slot of X is a placeholder)
+        self.features = core.F_NONE
+        self.X = tuple(np.zeros(1, i64) for _ in range(core.X_LEN))
+        self.loop = core.loop(self.features)
         self.requests_fed = 0
         self.done = False
 
@@ -140,7 +145,7 @@ class Engine:
                 np.ascontiguousarray(bank, np.int64), np.ascontiguousarray(row, np.int64),
                 np.ascontiguousarray(column, np.int64))
         while True:
-            status = core.run_chunk(self.P, self.T, S, *args, np.int64(self.requests_fed),
+            status = self.loop(self.P, self.T, S, self.X, *args, np.int64(self.requests_fed),
                                     final)
             self._flush_log()
             if status != core.LOG_FULL:
@@ -153,7 +158,7 @@ class Engine:
         """Compile the loop (or load it from numba's cache) without simulating: an empty,
         non-final chunk returns at once and changes nothing."""
         empty = np.zeros(0, np.int64)
-        core.run_chunk(self.P, self.T, self.S, empty, empty, empty, empty, empty,
+        self.loop(self.P, self.T, self.S, self.X, empty, empty, empty, empty, empty,
                        np.int64(self.requests_fed), False)
 
     def finish(self) -> None:

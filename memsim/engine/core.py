@@ -650,7 +650,7 @@ def _activated_ready(P, S, ch, t, q):
 
 
 @njit(**_INLINE)
-def _schedule_channel(P, T, S, ch, t):
+def _schedule_channel(P, T, S, X, ch, t, features):
     """Issue at most one command on channel ``ch`` at cycle ``t``. Returns the next
     cycle at which this channel needs attention."""
     # a wake-up at exactly the cycle the last bank phase predicted, with nothing changed
@@ -795,103 +795,134 @@ def _schedule_channel(P, T, S, ch, t):
 NEED_INPUT, DONE, LOG_FULL = 0, 1, 2
 
 
-@njit(**_COMPILED)
-def run_chunk(P, T, S, arrival, is_write, bank, row, col, req_base, final):
-    """Advance the memory system through ``arrival.size`` requests (bank, row and column
-    already decoded). Returns NEED_INPUT when the chunk has entered the controller and
-    ``final`` is false, LOG_FULL when the command-log buffer must be flushed (call again
-    with the same chunk), or DONE when every request has completed."""
-    n = arrival.size
-    nch = P[P_NCH]
-    timed = P[P_TIMED] != 0
-    timed_int = P[P_TIMED]
-    tick = P[P_TICK] != 0
-    log_on = P[P_LOG] != 0
-    log_cap = S.log.shape[0]
-    F = S.F
-    t = F[F_NOW]
-    while True:
-        if log_on and F[F_LOG_LEN] + nch > log_cap:
-            F[F_NOW] = t
-            return LOG_FULL
+# Feature bits. Each compiled variant of the loop has a fixed set, given to make_loop,
+# so that a mechanism's code is compiled only into the variants that use it: the plain
+# DDR4 loop (features 0) contains none of it. A mechanism's own code lives in its own
+# module; the loop and its helpers call it under ``if features & F_...``, which the
+# compiler resolves (``features`` is a constant of each variant). Its state travels in
+# the tuple ``X``, one slot per mechanism (X_...; a placeholder array where unused).
+F_NONE = 0
+F_SUBBANK = 1  # sub-banks / sub-arrays below the bank (ERUCA, SALP, MASA)
+F_NDA = 2  # near-data accelerators: a second command source per rank
+F_CORES = 4  # closed-loop cores as the front end
+F_STEP = 8  # run to a given cycle and report completions (the SimPy front door)
+X_SUBBANK, X_NDA, X_CORES, X_STEP, X_LEN = range(5)
 
-        # --- front end: requests enter in trace order while their queue has room
-        while F[F_HEAP] > 0 and S.heap[0] <= t:
-            _heap_pop(S)
-            F[F_OUTSTANDING] -= 1
-        blocked_full = False
-        idx = F[F_IDX]
-        while idx < n:
-            if timed:
-                if arrival[idx] > t:
-                    break
-            elif F[F_OUTSTANDING] >= P[P_MAX_OUT]:
-                break
-            b = bank[idx]
-            ch = S.node_ch[b]  # channel of the bank (no integer division)
-            q = 1 if is_write[idx] else 0
-            cap = P[P_WQ_CAP] if q == 1 else P[P_RQ_CAP]
-            n_q = S.q_len[q, ch]
-            if n_q >= cap:
-                blocked_full = True
-                break
-            k = (S.q_head[q, ch] + n_q) & P[P_QMASK]
-            S.q_id[q, ch, k] = req_base + idx
-            # latency counts from the trace timestamp: waiting for room in a full queue
-            # is part of it (and counted apart as the front-end wait). Branch-free:
-            # measured ~12% faster on streams than an if on ``timed``.
-            fe_wait = (t - arrival[idx]) * timed_int
-            S.q_arr[q, ch, k] = t - fe_wait
-            S.counters[C_FE_SUM_R + q] += fe_wait
-            S.q_bank[q, ch, k] = b
-            S.q_row[q, ch, k] = row[idx]
-            S.q_col[q, ch, k] = col[idx]
-            S.q_cat[q, ch, k] = CAT_NONE
-            S.q_len[q, ch] = n_q + 1
-            S.pending[q, b] += 1
-            if S.open_row[b] == row[idx]:
-                S.hits_pending[q, b] += 1
-            if not timed:
-                F[F_OUTSTANDING] += 1
-            S.ch_next[ch] = t
-            S.clean_at[ch] = -1
-            idx += 1
-        F[F_IDX] = idx
-        if idx == n and not final:
-            F[F_NOW] = t
-            return NEED_INPUT
 
-        if idx == n:
-            busy = False
-            for ch in range(nch):
-                if S.q_len[0, ch] + S.q_len[1, ch] > 0:
-                    busy = True
-            if not busy:  # every request has been served
+def make_loop(features: int):
+    """The loop compiled for one set of feature bits (numba caches each variant on disk
+    apart: the closure's ``features`` is part of its cache key)."""
+
+    @njit(**_COMPILED)
+    def run_chunk(P, T, S, X, arrival, is_write, bank, row, col, req_base, final):
+        """Advance the memory system through ``arrival.size`` requests (bank, row and
+        column already decoded); ``X`` is the state of the variant's mechanisms. Returns
+        NEED_INPUT when the chunk has entered the controller and ``final`` is false,
+        LOG_FULL when the command-log buffer must be flushed (call again with the same
+        chunk), or DONE when every request has completed."""
+        n = arrival.size
+        nch = P[P_NCH]
+        timed = P[P_TIMED] != 0
+        timed_int = P[P_TIMED]
+        tick = P[P_TICK] != 0
+        log_on = P[P_LOG] != 0
+        log_cap = S.log.shape[0]
+        F = S.F
+        t = F[F_NOW]
+        while True:
+            if log_on and F[F_LOG_LEN] + nch > log_cap:
                 F[F_NOW] = t
-                return DONE
+                return LOG_FULL
 
-        # --- channels
-        for ch in range(nch):
-            if tick or S.ch_next[ch] <= t:
-                S.ch_next[ch] = _schedule_channel(P, T, S, ch, t)
+            # --- front end: requests enter in trace order while their queue has room
+            while F[F_HEAP] > 0 and S.heap[0] <= t:
+                _heap_pop(S)
+                F[F_OUTSTANDING] -= 1
+            blocked_full = False
+            idx = F[F_IDX]
+            while idx < n:
+                if timed:
+                    if arrival[idx] > t:
+                        break
+                elif F[F_OUTSTANDING] >= P[P_MAX_OUT]:
+                    break
+                b = bank[idx]
+                ch = S.node_ch[b]  # channel of the bank (no integer division)
+                q = 1 if is_write[idx] else 0
+                cap = P[P_WQ_CAP] if q == 1 else P[P_RQ_CAP]
+                n_q = S.q_len[q, ch]
+                if n_q >= cap:
+                    blocked_full = True
+                    break
+                k = (S.q_head[q, ch] + n_q) & P[P_QMASK]
+                S.q_id[q, ch, k] = req_base + idx
+                # latency counts from the trace timestamp: waiting for room in a full queue
+                # is part of it (and counted apart as the front-end wait). Branch-free:
+                # measured ~12% faster on streams than an if on ``timed``.
+                fe_wait = (t - arrival[idx]) * timed_int
+                S.q_arr[q, ch, k] = t - fe_wait
+                S.counters[C_FE_SUM_R + q] += fe_wait
+                S.q_bank[q, ch, k] = b
+                S.q_row[q, ch, k] = row[idx]
+                S.q_col[q, ch, k] = col[idx]
+                S.q_cat[q, ch, k] = CAT_NONE
+                S.q_len[q, ch] = n_q + 1
+                S.pending[q, b] += 1
+                if S.open_row[b] == row[idx]:
+                    S.hits_pending[q, b] += 1
+                if not timed:
+                    F[F_OUTSTANDING] += 1
+                S.ch_next[ch] = t
+                S.clean_at[ch] = -1
+                idx += 1
+            F[F_IDX] = idx
+            if idx == n and not final:
+                F[F_NOW] = t
+                return NEED_INPUT
 
-        # --- next event
-        if tick:
-            t += 1
-            continue
-        nxt = INF
-        for ch in range(nch):
-            if S.ch_next[ch] < nxt:
-                nxt = S.ch_next[ch]
-        if idx < n and not blocked_full:
-            if timed:
-                cand = arrival[idx]
-            elif F[F_OUTSTANDING] >= P[P_MAX_OUT]:
-                cand = S.heap[0]
-            else:
-                cand = t + 1
-            if cand < nxt:
-                nxt = cand
-        if nxt <= t:
-            nxt = t + 1
-        t = nxt
+            if idx == n:
+                busy = False
+                for ch in range(nch):
+                    if S.q_len[0, ch] + S.q_len[1, ch] > 0:
+                        busy = True
+                if not busy:  # every request has been served
+                    F[F_NOW] = t
+                    return DONE
+
+            # --- channels
+            for ch in range(nch):
+                if tick or S.ch_next[ch] <= t:
+                    S.ch_next[ch] = _schedule_channel(P, T, S, X, ch, t, features)
+
+            # --- next event
+            if tick:
+                t += 1
+                continue
+            nxt = INF
+            for ch in range(nch):
+                if S.ch_next[ch] < nxt:
+                    nxt = S.ch_next[ch]
+            if idx < n and not blocked_full:
+                if timed:
+                    cand = arrival[idx]
+                elif F[F_OUTSTANDING] >= P[P_MAX_OUT]:
+                    cand = S.heap[0]
+                else:
+                    cand = t + 1
+                if cand < nxt:
+                    nxt = cand
+            if nxt <= t:
+                nxt = t + 1
+            t = nxt
+
+    return run_chunk
+
+
+_LOOPS: dict = {}
+
+
+def loop(features: int = F_NONE):
+    """The (lazily built) loop variant for ``features``."""
+    if features not in _LOOPS:
+        _LOOPS[features] = make_loop(features)
+    return _LOOPS[features]
