@@ -20,6 +20,15 @@ interval) are written as small dedicated checks.
 Each violation names the rule, the later (offending) command and the earlier command
 that set the constraint. For one later command a rule name is reported at most once,
 against the earlier command that binds tightest.
+
+Two command sources. A log of a run with near-data accelerators has a ``source``
+column (``host`` / ``nda``; without it every command is the host's). Each rule says
+between which sources it holds (``Rule.between``, earlier -> later), written from the
+model of ``shared/reference/mechanisms.md`` section 2: an NDA drives its own rank's
+command and data pins, so every bank, bank-group and rank rule binds host and NDA
+commands in both directions and NDA commands among themselves; the channel's command
+bus, the other-rank data-bus hand-over and the channel's data bus concern host commands
+only; and a rank takes one command per cycle from either source (``rank_cmd``).
 """
 
 from __future__ import annotations
@@ -47,6 +56,13 @@ COLUMN = READS + WRITES
 RANK_WIDE = ("PREA", "REF")  # address a whole rank; bankgroup/bank/row/column are -1
 
 COLUMNS = ("cycle", "channel", "rank", "bankgroup", "bank", "row", "column", "command")
+SOURCE_COLUMN = "source"  # optional: host / nda
+
+# Command sources, and the (earlier, later) source pairs a rule binds.
+HOST, NDA = "host", "nda"
+SOURCES = (HOST, NDA)
+ALL_PAIRS = ((HOST, HOST), (HOST, NDA), (NDA, HOST), (NDA, NDA))
+HOST_ONLY = ((HOST, HOST),)
 
 # Integer ids used in the hot loop (names become ids once, at set-up).
 _ID = {name: i for i, name in enumerate(COMMANDS + (AUTO_PRE,))}
@@ -79,6 +95,15 @@ class Rule:
     earlier: tuple[str, ...]
     later: tuple[str, ...]
     gap: str
+    # (earlier source, later source) pairs the rule binds; None: every pair for bank,
+    # bank-group and rank rules, host -> host for the channel and other-rank ones
+    between: tuple[tuple[str, str], ...] | None = None
+
+    @property
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        if self.between is not None:
+            return self.between
+        return HOST_ONLY if self.scope in (OTHER_RANK, CHANNEL) else ALL_PAIRS
 
 
 RULES = (
@@ -110,14 +135,18 @@ RULES = (
     Rule("tRTRS_WR_RD", OTHER_RANK, WRITES, READS, "CWL + tBL + tRTRS - CL"),
     # --- channel: one command per cycle on the command bus ---
     Rule("cmd_bus", CHANNEL, COMMANDS, COMMANDS, "1"),
+    # --- a rank takes one command per cycle, from either source (its own pins); between
+    # host commands cmd_bus already says so ---
+    Rule("rank_cmd", RANK, COMMANDS, COMMANDS, "1",
+         between=((HOST, NDA), (NDA, HOST), (NDA, NDA))),
 )
 
 # Rules that are not "gap after an earlier command" and have a dedicated check.
 OTHER_RULES = {
     "tFAW": "at most 4 ACTs to a rank in any tFAW window: an ACT must issue >= tFAW "
     "after the ACT four before it",
-    "data_bus": "data bursts on a channel never overlap: RD data occupies "
-    "[t+CL, t+CL+tBL), WR data [t+CWL, t+CWL+tBL)",
+    "data_bus": "the host's data bursts on a channel never overlap: RD data occupies "
+    "[t+CL, t+CL+tBL), WR data [t+CWL, t+CWL+tBL) (NDA data stays in its rank)",
     "bank_state": "ACT only to a precharged bank; RD/WR/RDA/WRA only to an open bank and "
     "its open row; REF only when every bank of the rank is precharged",
     "refresh_interval": "REFs to a rank at most 9*tREFI apart, the first by 9*tREFI after "
@@ -159,11 +188,12 @@ def format_violations(violations, path: str | os.PathLike = "<commands>") -> str
     )
 
 
-# A command as the checker remembers it: (line, cycle, ch, rank, bg, bank, row, col, cmd id)
+# A command as the checker remembers it: (line, cycle, ch, rank, bg, bank, row, col, cmd id,
+# source index)
 def _describe(rec) -> str:
     if rec is None:
         return "none"
-    line, t, c, r, g, b, row, col, cmd = rec
+    line, t, c, r, g, b, row, col, cmd, src = rec
     name = COMMANDS[cmd]
     text = f"line {line}: cycle {t} ch{c} rk{r}"
     if name not in RANK_WIDE:
@@ -173,6 +203,8 @@ def _describe(rec) -> str:
         text += f" row {row}"
     if name in COLUMN:
         text += f" col {col}"
+    if src:
+        text += f" ({SOURCES[src]})"
     return text
 
 
@@ -211,19 +243,34 @@ class ProtocolChecker:
             OTHER_RANK: n_ranks,
             CHANNEL: channels,
         }
-        # checks[cmd] / updates[cmd]: (rule index, scope index, gap for the default burst)
-        self._checks: list[list[tuple[int, int]]] = [[] for _ in _ID]
-        self._updates: list[list[tuple[int, int, int]]] = [[] for _ in _ID]
+        # A rule keeps ready cycles per node in one or more *slots*: the earlier
+        # commands of the sources that bind the same later sources share a slot (one
+        # slot for a rule that binds every source pair).
+        # checks[source][cmd]: (rule index, scope index, slot) the command is checked
+        # against; updates[source][cmd]: (rule index, scope index, slot, gap for the
+        # default burst) it sets.
+        self._checks: list[list[list[tuple[int, int, int]]]] = [
+            [[] for _ in _ID] for _ in SOURCES]
+        self._updates: list[list[list[tuple[int, int, int, int]]]] = [
+            [[] for _ in _ID] for _ in SOURCES]
         self._ready: list[list[int]] = []
         self._who: list[list] = []
         for i, rule in enumerate(RULES):
             sc = _SCOPES.index(rule.scope)
-            for name in rule.later:
-                self._checks[_ID[name]].append((i, sc))
-            for name in rule.earlier:
-                self._updates[_ID[name]].append((i, sc, self._gap(i, self.burst_cycles)))
-            self._ready.append([-(1 << 62)] * n_nodes[rule.scope])
-            self._who.append([None] * n_nodes[rule.scope])
+            binds = {es: frozenset(ls for e, ls in rule.pairs if e == es) for es in SOURCES}
+            for later_set in dict.fromkeys(v for v in binds.values() if v):
+                slot = len(self._ready)
+                self._ready.append([-(1 << 62)] * n_nodes[rule.scope])
+                self._who.append([None] * n_nodes[rule.scope])
+                for k, ls in enumerate(SOURCES):
+                    if ls in later_set:
+                        for name in rule.later:
+                            self._checks[k][_ID[name]].append((i, sc, slot))
+                for k, es in enumerate(SOURCES):
+                    if binds[es] == later_set:
+                        for name in rule.earlier:
+                            self._updates[k][_ID[name]].append(
+                                (i, sc, slot, self._gap(i, self.burst_cycles)))
 
         n_banks = n_nodes[BANK]
         self._open_row = [-1] * n_banks  # -1: precharged
@@ -272,6 +319,9 @@ class ProtocolChecker:
         rule = RULES[rule_index]
         if rule.name == "cmd_bus":
             return f"two commands in cycle {later[1]} on the command bus of channel {later[2]}"
+        if rule.name == "rank_cmd":
+            return (f"two commands in cycle {later[1]} to rank {later[3]} of channel "
+                    f"{later[2]} ({SOURCES[earlier[9]]} and {SOURCES[later[9]]})")
         # every column command of a log has the same burst (self.burst_cycles) for now
         gap = self._gap(rule_index, self.burst_cycles)
         event = ready - gap  # the cycle the earlier event happened
@@ -309,7 +359,18 @@ class ProtocolChecker:
                              f"{df.iloc[i][list(COLUMNS)].to_dict()} (channels={self.channels}, "
                              f"ranks={self.ranks}, bankgroups={self.bankgroups}, "
                              f"banks_per_group={self.banks_per_group})")
-        return [cols[c].tolist() for c in COLUMNS[:-1]] + [cmd.tolist()]
+        if SOURCE_COLUMN in df.columns:
+            names = df[SOURCE_COLUMN].astype(str).str.strip()
+            src = names.map({s: i for i, s in enumerate(SOURCES)}).fillna(-1).to_numpy(
+                dtype=np.int64)
+            if (src < 0).any():
+                i = int(np.argmax(src < 0))
+                raise ValueError(f"line {first_line + i}: source {names.iloc[i]!r} is not one "
+                                 f"of: {', '.join(SOURCES)}")
+            src = src.tolist()
+        else:
+            src = [0] * len(df)  # a log without sources: all host commands
+        return [cols[c].tolist() for c in COLUMNS[:-1]] + [cmd.tolist(), src]
 
     # ---- the replay ---------------------------------------------------------------------
 
@@ -333,9 +394,9 @@ class ProtocolChecker:
         rule_names = [r.name for r in RULES]
 
         line = first_line - 1
-        for t, c, r, g, b, row, col, cmd in zip(*arrays, strict=True):
+        for t, c, r, g, b, row, col, cmd, src in zip(*arrays, strict=True):
             line += 1
-            rec = (line, t, c, r, g, b, row, col, cmd)
+            rec = (line, t, c, r, g, b, row, col, cmd, src)
             if t < last_cycle[c]:
                 raise ValueError(f"line {line}: cycle {t} is before the previous command of "
                                  f"channel {c} (cycle {last_cycle[c]}); the log must be in "
@@ -356,14 +417,14 @@ class ProtocolChecker:
                 self._refresh_deadlines(c, rec)
 
             # -- gap rules
-            for ri, sc in checks[cmd]:
-                ready = ready_all[ri]
+            for ri, sc, slot in checks[src][cmd]:
+                ready = ready_all[slot]
                 if sc == 0:  # bank
                     if cmd == _PREA:  # every open bank of the rank
                         base = rank_node * G * B
                         for n in range(base, base + G * B):
                             if open_row[n] >= 0 and t < ready[n]:
-                                found.append((ri, ready[n], who_all[ri][n]))
+                                found.append((ri, ready[n], who_all[slot][n]))
                         continue
                     if noop:
                         continue
@@ -372,12 +433,12 @@ class ProtocolChecker:
                     base = c * R
                     for n in range(base, base + R):
                         if n != rank_node and t < ready[n]:
-                            found.append((ri, ready[n], who_all[ri][n]))
+                            found.append((ri, ready[n], who_all[slot][n]))
                     continue
                 else:
                     n = nodes[sc]
                 if t < ready[n]:
-                    found.append((ri, ready[n], who_all[ri][n]))
+                    found.append((ri, ready[n], who_all[slot][n]))
 
             if found:
                 self._report_gaps(found, rec, rule_names)
@@ -414,8 +475,8 @@ class ProtocolChecker:
                     self._emit(line, "bank_state", f"REF with {len(still_open)} bank(s) of the "
                                f"rank still open", latest, rec)
 
-            # -- data bus
-            if cmd in _COLUMN_IDS:
+            # -- the channel's data bus (the host's bursts; an NDA's stay in its rank)
+            if cmd in _COLUMN_IDS and src == 0:
                 start = t + (CL if cmd in _READ_IDS else CWL)
                 end = start + bl
                 busy = bursts[c]
@@ -459,24 +520,24 @@ class ProtocolChecker:
                     pre_at = max(pre_at, act[1] + tRAS)
                 open_row[bank_node] = -1
                 closed_by[bank_node] = rec
-                for ri, sc, gap in updates[_AUTO]:
+                for _ri, sc, slot, gap in updates[src][_AUTO]:
                     n = nodes[sc]
-                    if pre_at + gap > ready_all[ri][n]:
-                        ready_all[ri][n] = pre_at + gap
-                        who_all[ri][n] = rec
+                    if pre_at + gap > ready_all[slot][n]:
+                        ready_all[slot][n] = pre_at + gap
+                        who_all[slot][n] = rec
             elif cmd == _REF:
                 self._refreshed(rank_node, rec)
 
             # -- ready cycles this command sets for later ones
-            for ri, sc, gap in updates[cmd]:
+            for ri, sc, slot, gap in updates[src][cmd]:
                 if noop and sc != 4:
                     continue
                 if bl != bl0:
                     gap = self._gap(ri, bl)
                 n = nodes[sc]
-                if t + gap > ready_all[ri][n]:
-                    ready_all[ri][n] = t + gap
-                    who_all[ri][n] = rec
+                if t + gap > ready_all[slot][n]:
+                    ready_all[slot][n] = t + gap
+                    who_all[slot][n] = rec
 
     def _report_gaps(self, found, rec, rule_names) -> None:
         """Report each broken rule name once, against the earlier command binding tightest."""
@@ -590,8 +651,12 @@ def _check_chunks(checker: ProtocolChecker, path, chunk_rows: int) -> None:
     if missing:
         raise ValueError(f"{path}: command log lacks column(s) {', '.join(missing)}")
     dtypes = {c: "int64" for c in COLUMNS[:-1]} | {"command": "string"}
+    cols = list(COLUMNS)
+    if SOURCE_COLUMN in header:
+        cols.append(SOURCE_COLUMN)
+        dtypes[SOURCE_COLUMN] = "string"
     line = 2
-    with pd.read_csv(path, usecols=list(COLUMNS), dtype=dtypes, chunksize=chunk_rows) as reader:
+    with pd.read_csv(path, usecols=cols, dtype=dtypes, chunksize=chunk_rows) as reader:
         for chunk in reader:
             checker.feed(chunk, line)
             line += len(chunk)

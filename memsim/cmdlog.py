@@ -39,6 +39,15 @@ COLUMNS: tuple[LogColumn, ...] = (
     LogColumn("request"),
 )
 HEADER = ",".join(c.name for c in COLUMNS) + "\n"
+# With near-data accelerators (nda.enabled) a tenth column says who issued the command.
+# ``request`` is then -1 on NDA rows (they serve no trace request).
+SOURCE = LogColumn("source", names=("host", "nda"))
+NDA_COLUMNS = COLUMNS + (SOURCE,)
+
+
+def columns_for(cfg) -> tuple[LogColumn, ...]:
+    """The command-log columns of a run with config ``cfg``."""
+    return NDA_COLUMNS if cfg.nda.enabled else COLUMNS
 GZIP_LEVEL = 3  # about 3x faster than the default, files ~15% larger
 
 
@@ -55,21 +64,22 @@ class CommandLogWriter:
     place when ``ok`` and deletes it otherwise, so an aborted run leaves no log that
     looks complete."""
 
-    def __init__(self, path):
+    def __init__(self, path, columns: tuple[LogColumn, ...] = COLUMNS):
         import pyarrow as pa
         import pyarrow.csv as pacsv
 
         self._pa = pa
         self.path = path
+        self.columns = columns
         self.out = OutputFile(path)
         try:
             raw = self.out.file
             self.f = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=GZIP_LEVEL) \
                 if str(path).endswith(".gz") else raw
-            self.f.write(HEADER.encode())
+            self.f.write((",".join(c.name for c in columns) + "\n").encode())
             fields = []
             self._tables = []
-            for col in COLUMNS:
+            for col in columns:
                 if col.names is None:
                     fields.append(pa.field(col.name, pa.int64()))
                     self._tables.append(None)
@@ -88,14 +98,14 @@ class CommandLogWriter:
 
     def __call__(self, block: np.ndarray) -> None:
         pa = self._pa
-        if block.shape[1] != len(COLUMNS):
+        if block.shape[1] != len(self.columns):
             raise RuntimeError(f"command log block has {block.shape[1]} columns; "
-                               f"memsim.cmdlog.COLUMNS names {len(COLUMNS)}")
+                               f"the log's columns are {len(self.columns)}")
         n = len(block)
         arrays = []
         # Arrays are built from the numpy buffers directly: zero-copy, and pa.array()
         # would import pandas (0.2 s) to check for pandas objects.
-        for j, (col, table) in enumerate(zip(COLUMNS, self._tables, strict=True)):
+        for j, (col, table) in enumerate(zip(self.columns, self._tables, strict=True)):
             values = np.ascontiguousarray(block[:, j], dtype=np.int64)
             if table is None:
                 arrays.append(pa.Array.from_buffers(pa.int64(), n,

@@ -20,10 +20,12 @@ from pathlib import Path
 import numpy as np
 
 from memsim import config as config_mod
+from memsim import nda as nda_mod
 from memsim.cmdlog import HEADER as LOG_HEADER  # noqa: F401 - re-exported
-from memsim.cmdlog import CommandLogWriter
+from memsim.cmdlog import CommandLogWriter, columns_for
 from memsim.dram import spec as spec_mod
 from memsim.engine import Engine
+from memsim.engine import core as engine_core
 from memsim.mapping import AddressMapping
 from memsim.progress import progress_bar
 from memsim.results import Result
@@ -141,11 +143,16 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
     spec = spec_mod.build(cfg)
     mapping = AddressMapping(spec, cfg.mapping.order, cfg.mapping.xor_bank)
     ratio = cfg.frontend.cpu_cycles_per_dram_cycle
+    nda = cfg.nda if cfg.nda.enabled else None
+    geom = nda_mod.Geometry.from_dram(cfg.dram)
+    # packetized NDA interface: host requests reach the module-side scheduler this much
+    # later, and their latency (from the trace's arrival) includes it
+    hop = nda.packet_latency_cycles if nda and nda.interface == "packetized" else 0
     writer = None
     ok = False
     per_bank_rw = np.zeros((spec.banks_per_rank * spec.ranks * spec.channels, 2), np.int64)
     try:
-        writer = CommandLogWriter(cmd_log) if cmd_log is not None else None
+        writer = CommandLogWriter(cmd_log, columns_for(cfg)) if cmd_log is not None else None
         engine = Engine(cfg, spec, timed=timed, tick=tick, log_sink=writer)
         t_jit = time.perf_counter()
         compiles = _engine_compile_count(engine.features)
@@ -156,14 +163,19 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
         for chunk in chunks:
             addr = mapping.check(chunk.addr, source, chunk.line, wrap_addresses)
             d = mapping.decode(addr)
+            bank, row = d.bank, d.row
+            if nda is not None:
+                bank, row = nda_mod.host_remap(bank, row, geom, nda)
             if timed:
                 arrival = chunk.cycle if ratio == 1.0 else _dram_cycles(chunk, ratio, source)
+                if hop:
+                    arrival = arrival + hop
             else:
                 arrival = chunk.cycle
-            engine.feed(arrival, chunk.is_write, d.bank, d.row, d.column)
+            engine.feed(arrival, chunk.is_write, bank, row, d.column)
             w = np.asarray(chunk.is_write, bool)
-            per_bank_rw[:, 0] += np.bincount(d.bank[~w], minlength=len(per_bank_rw))
-            per_bank_rw[:, 1] += np.bincount(d.bank[w], minlength=len(per_bank_rw))
+            per_bank_rw[:, 0] += np.bincount(bank[~w], minlength=len(per_bank_rw))
+            per_bank_rw[:, 1] += np.bincount(bank[w], minlength=len(per_bank_rw))
             if progress is not None:
                 progress(len(chunk))
         engine.finish()
@@ -178,7 +190,10 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
                   rank_stats=engine.rank_activity(),
                   cycles=engine.final_cycle, wall_seconds=wall,
                   jit_seconds=t0 - t_jit, jit_compiled=compiled,
-                  trace=dict(trace_info or {}))
+                  trace=dict(trace_info or {}),
+                  nda=(nda_mod.counters(engine.X[engine_core.X_NDA]) if nda is not None
+                       else None),
+                  latency_offset_cycles=hop)
 
 
 # Arrival cycles must stay well inside int64 (the engine adds latencies to them).

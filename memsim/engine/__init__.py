@@ -10,8 +10,10 @@ import math
 
 import numpy as np
 
+from memsim import nda as nda_mod
 from memsim.dram import spec as spec_mod
 from memsim.engine import core
+from memsim.engine import nda as nda_engine
 
 SCHEDULERS = {
     "fcfs": core.SCHED_FCFS,  # oldest request whose next command is ready first
@@ -27,6 +29,14 @@ PAGE_POLICIES = {
 
 assert {n: i for i, n in enumerate(("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF"))} \
     == spec_mod.CMD, "command ids out of sync between memsim.dram.spec and the engine"
+assert nda_mod.POLICIES == {"host_first": nda_engine.POL_HOST_FIRST,
+                            "time_slice": nda_engine.POL_TIME_SLICE,
+                            "bank_partition": nda_engine.POL_BANK_PARTITION,
+                            "row_hit_cap": nda_engine.POL_ROW_HIT_CAP}, \
+    "NDA policy ids out of sync between memsim.nda and memsim.engine.nda"
+assert (nda_mod.SEG_LINEAR, nda_mod.SEG_GATHER) == (nda_engine.SEG_LINEAR,
+                                                    nda_engine.SEG_GATHER)
+assert nda_engine.LOG_SOURCE == core.LOG_COLS, "the NDA's source column follows the nine"
 
 
 class Engine:
@@ -125,12 +135,17 @@ class Engine:
             bank_stats=np.zeros((nb, core.BS_LEN), i64),
             rank_stats=np.zeros((nch * nr, core.RS_LEN), i64),
             hist=np.zeros((2, core.HIST_SIZE), i64),
-            log=np.zeros((log_capacity if log_sink is not None else 1, core.LOG_COLS), i64),
+            log=np.zeros((log_capacity if log_sink is not None else 1,
+                          nda_engine.LOG_COLS if cfg.nda.enabled else core.LOG_COLS), i64),
         )
         # the compiled loop variant and its mechanisms' state (none in plain DDR4: every
         # slot of X is a placeholder)
         self.features = core.F_NONE
-        self.X = tuple(np.zeros(1, i64) for _ in range(core.X_LEN))
+        X = [np.zeros(1, i64) for _ in range(core.X_LEN)]
+        if cfg.nda.enabled:
+            self.features |= core.F_NDA
+            X[core.X_NDA] = nda_mod.engine_state(cfg, spec)
+        self.X = tuple(X)
         self.loop = core.loop(self.features)
         self.requests_fed = 0
         self.done = False
@@ -148,6 +163,9 @@ class Engine:
             status = self.loop(self.P, self.T, S, self.X, *args, np.int64(self.requests_fed),
                                     final)
             self._flush_log()
+            if status == core.STUCK:
+                raise RuntimeError(f"engine stuck at cycle {int(F[core.F_NOW])}: no event "
+                                   f"can come (a memsim bug; please report it)")
             if status != core.LOG_FULL:
                 break
         self.requests_fed += len(arrival)
@@ -170,11 +188,19 @@ class Engine:
         n = int(self.S.F[core.F_LOG_LEN])
         if n and self.log_sink is not None:
             self.log_sink(self.S.log[:n].copy())
+            if self.S.log.shape[1] > core.LOG_COLS:
+                self.S.log[:n, nda_engine.LOG_SOURCE] = nda_engine.SRC_HOST  # (host rows
+                # leave the source column as it is: host, unless an NDA row wrote there)
         self.S.F[core.F_LOG_LEN] = 0
 
     @property
     def final_cycle(self) -> int:
-        return int(self.S.F[core.F_FINAL_CYCLE])
+        """The end of the run: the last data burst of the host's requests, or of the
+        NDAs' accesses if later."""
+        end = int(self.S.F[core.F_FINAL_CYCLE])
+        if self.features & core.F_NDA:
+            end = max(end, int(self.X[core.X_NDA].glob[nda_engine.GL_FINAL]))
+        return end
 
     def rank_activity(self) -> np.ndarray:
         """Per rank (channel-major): the engine's rank_stats with RS_ACTIVE completed up
