@@ -2,6 +2,7 @@
 costs the host, per arbitration policy and interference control.
 
     python benchmarks/nda.py [-o results/nda-bench] [--requests 10000] [--jobs N]
+    python benchmarks/nda.py --speed      # the NDA engine variant's own speed
 
 Runs the sweep of ``configs/sweeps/nda.yaml`` (host intensity x ranks x variants: the
 host alone, and for AXPY and DOT: host_first without throttling, with write throttling
@@ -12,6 +13,11 @@ per run (NDA bandwidth in GB/s, the host's mean and p99 read latency in ns, and 
 host's slowdown against the host alone at the same intensity) and writes the figure
 ``nda.png`` (``memsim plot DIR --kind nda``) into the output directory. Finished runs
 are reused when run again with the same arguments.
+
+``--speed`` times the engine instead (best of 3, compilation excluded): 1M uniformly
+random requests (1/3 writes, as fast as possible) on one channel of two ranks, with NDAs
+off (the plain loop), on but not yet launched (the NDA variant's cost to the host's
+loop), and running AXPY throughout (host_first, repeating).
 """
 
 from __future__ import annotations
@@ -29,7 +35,10 @@ def main(argv=None) -> int:
     ap.add_argument("-o", "--out", type=Path, default=ROOT / "results" / "nda-bench")
     ap.add_argument("--requests", type=int, default=10_000, help="host requests per run")
     ap.add_argument("--jobs", type=int, default=None, help="worker processes")
+    ap.add_argument("--speed", action="store_true", help="time the NDA engine variant")
     args = ap.parse_args(argv)
+    if args.speed:
+        return speed()
 
     from memsim import config, plot, sweep
     from memsim.trace import generate
@@ -72,6 +81,43 @@ def main(argv=None) -> int:
     fig_path = args.out / "nda.png"
     plot.plot(args.out, "nda", fig_path)
     print(f"\n{len(df)} runs in {wall:.0f} s; figure: {fig_path}", file=sys.stderr)
+    return 0
+
+
+def speed(n: int = 1_000_000) -> int:
+    import numpy as np
+
+    from memsim import config
+    from memsim.dram import spec as spec_mod
+    from memsim.engine import Engine, core
+    from memsim.mapping import AddressMapping
+    from memsim.trace import generate
+
+    _, w, a = generate("random", n, seed=1, footprint_bytes=4 << 30, write_ratio=1 / 3)
+    base = ["dram.ranks=2"]
+    cases = [("NDAs off (plain loop)", base),
+             ("NDAs on, not launched", base + ["nda.enabled=true", "nda.repeat=true",
+                                               f"nda.launch_cycle={1 << 40}"]),
+             ("NDAs running AXPY", base + ["nda.enabled=true", "nda.repeat=true"])]
+    print(f"{'case':26}{'host requests/s':>16}{'NDA commands/s':>16}{'cycles/s':>14}")
+    for label, over in cases:
+        cfg = config.load(None, over)
+        spec = spec_mod.build(cfg)
+        d = AddressMapping(spec, cfg.mapping.order, cfg.mapping.xor_bank).decode(a)
+        best = None
+        for _ in range(3):
+            e = Engine(cfg, spec, timed=False)
+            e.warm_up()
+            t0 = time.perf_counter()
+            e.feed(np.full(n, -1, np.int64), w.astype(np.int64), d.bank, d.row, d.column,
+                   final=True)
+            wall = time.perf_counter() - t0
+            if best is None or wall < best[0]:
+                # NDA RD, WR, ACT, PRE (memsim.engine.nda.NS_RD .. NS_PRE)
+                nda_cmds = int(e.X[core.X_NDA].stats[:, :4].sum()) if cfg.nda.enabled else 0
+                best = (wall, nda_cmds, e.final_cycle)
+        wall, nda_cmds, cycles = best
+        print(f"{label:26}{n / wall:>16,.0f}{nda_cmds / wall:>16,.0f}{cycles / wall:>14,.0f}")
     return 0
 
 

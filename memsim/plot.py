@@ -720,7 +720,8 @@ def _plot_nda(d: _Data, metric=None, param=None, **_) -> Figure:
                 label = ("NDA bandwidth, all ranks (GB/s)" if m == "nda.bandwidth_gbps.total"
                          else metric_label(m))
                 ax.set_ylabel(label)
-    _legend(fig, list(handles.values()), list(handles), ncol=min(len(handles), 3))
+    shown = [v for v in variants if v in handles]  # (the host alone first)
+    _legend(fig, [handles[v] for v in shown], shown, ncol=min(len(shown), 3))
     _suptitle(fig, "Near-data accelerators sharing ranks with the host", d)
     return fig
 

@@ -548,6 +548,79 @@ def test_nda_presets_run_the_example_trace(tmp_path, preset):
     assert violations(path, cfg) == []
 
 
+def test_nda_config_exports_and_loads_back():
+    cfg = config.load("ddr4_2400_x8_1ch2r_nda_axpy", ["nda.policy=time_slice"])
+    again = config.load(config.export(cfg))
+    assert again.nda == cfg.nda and again.to_dict() == cfg.to_dict()
+
+
+# ---------------------------------------------------------------- sweeps and the figure
+
+NDA_VARIANTS = [
+    {"nda.enabled": False},
+    {"nda.enabled": True, "nda.kernel": "AXPY", "nda.repeat": True},
+    {"nda.enabled": True, "nda.kernel": "AXPY", "nda.repeat": True,
+     "nda.policy": "bank_partition"},
+    {"nda.enabled": True, "nda.kernel": "DOT", "nda.repeat": True,
+     "nda.next_rank_prediction": True},
+]
+
+
+def test_sweep_variants_cross_the_grid(tmp_path):
+    from memsim import sweep
+
+    spec = {"traces": [str(tmp_path / "t.trace")], "base": {"dram": {"refresh": False}},
+            "grid": {"frontend.cpu_cycles_per_dram_cycle": [1, 2], "dram.ranks": [1, 2]},
+            "variants": NDA_VARIANTS}
+    (tmp_path / "t.trace").write_text("0 R 0x0\n")
+    sw = sweep.load_spec(spec)
+    assert len(sw.points) == 4 * 4
+    assert [p.values for p in sw.points[:4]] == [
+        {"frontend.cpu_cycles_per_dram_cycle": 1, "dram.ranks": 1, **v} for v in NDA_VARIANTS]
+    assert sw.params[:3] == ["frontend.cpu_cycles_per_dram_cycle", "dram.ranks",
+                             "nda.enabled"]
+    bad = dict(spec, variants=[{"dram.ranks": 4}])
+    with pytest.raises(sweep.SpecError, match=r"^variants\[0\].dram.ranks: also a grid key"):
+        sweep.load_spec(bad)
+    with pytest.raises(sweep.SpecError, match=r"grid point 0 variant 0 \(.*\): "
+                                              r"nda.kernel: set while nda.enabled is false"):
+        sweep.load_spec(dict(spec, variants=[{"nda.enabled": False, "nda.kernel": "DOT"}]))
+
+
+def test_nda_figure_has_a_panel_per_kernel_and_ranks_and_a_line_per_variant(tmp_path):
+    from memsim import plot, sweep
+    from memsim.trace import write_trace
+
+    cycle, is_write, addr = generate_trace(300)
+    write_trace(tmp_path / "host.trace", cycle, is_write, addr)
+    spec = {"traces": [str(tmp_path / "host.trace")],
+            "base": {"dram": {"refresh": False}},
+            "grid": {"frontend.cpu_cycles_per_dram_cycle": [1, 2], "dram.ranks": [1, 2]},
+            "variants": NDA_VARIANTS}
+    df = sweep.run_sweep(spec, tmp_path / "out", jobs=1, progress=False)
+    assert (df["status"] == "ok").all()
+    fig = plot.plot(tmp_path / "out", "nda", tmp_path / "nda.png")
+    assert (tmp_path / "nda.png").stat().st_size > 10_000
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert titles == ["AXPY, 1 rank", "AXPY, 2 ranks", "DOT, 1 rank", "DOT, 2 ranks"]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["host alone (no NDA)", "bank_partition", "host_first",
+                      "host_first + prediction"]
+    assert {ax.get_xlabel() for ax in fig.axes} >= {"Host offered load (GB/s)"}
+    assert fig.axes[0].get_ylabel() == "NDA bandwidth, all ranks (GB/s)"
+    # x of every point: the host's own bandwidth at that intensity, without NDAs
+    line = fig.axes[0].get_lines()[0]
+    alone = df[df["config.nda.enabled"].isna() & (df["config.dram.ranks"] == 1)]
+    assert sorted(line.get_xdata()) == sorted(alone["bandwidth_gbps.total"])
+
+
+def generate_trace(n):
+    from memsim.trace import generate
+
+    return generate("random", n, seed=4, write_ratio=0.25, footprint_bytes=1 << 30,
+                    rate_requests_per_cycle=0.05)
+
+
 # ---------------------------------------------------------------- the checker, two sources
 
 COLS = ["cycle", "channel", "rank", "bankgroup", "bank", "row", "column", "command", "source"]
