@@ -711,6 +711,8 @@ def _plot_nda(d: _Data, metric=None, param=None, **_) -> Figure:
                 ax.axhline(peak, color="#000000", linewidth=0.8, linestyle=":")
                 ax.annotate("channel peak", (0.02, peak), xycoords=("axes fraction", "data"),
                             va="bottom", fontsize=7)
+            if m.startswith("latency_"):
+                ax.set_yscale("log")  # (a policy that starves the host spans decades)
             if i == 0:
                 ax.set_title(f"{kernel}, {int(ranks)} rank{'s' * (int(ranks) != 1)}")
             if i == len(metrics) - 1:

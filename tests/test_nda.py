@@ -608,6 +608,8 @@ def test_nda_figure_has_a_panel_per_kernel_and_ranks_and_a_line_per_variant(tmp_
                       "host_first + prediction"]
     assert {ax.get_xlabel() for ax in fig.axes} >= {"Host offered load (GB/s)"}
     assert fig.axes[0].get_ylabel() == "NDA bandwidth, all ranks (GB/s)"
+    # bandwidth on a linear scale, latencies (which may span decades) on a log scale
+    assert [ax.get_yscale() for ax in fig.axes[::4]] == ["linear", "log", "log"]
     # x of every point: the host's own bandwidth at that intensity, without NDAs
     line = fig.axes[0].get_lines()[0]
     alone = df[df["config.nda.enabled"].isna() & (df["config.dram.ranks"] == 1)]
