@@ -97,7 +97,7 @@ def speed(n: int = 1_000_000) -> int:
     base = ["dram.ranks=2"]
     cases = [("NDAs off (plain loop)", base),
              ("NDAs on, not launched", base + ["nda.enabled=true", "nda.repeat=true",
-                                               f"nda.launch_cycle={1 << 40}"]),
+                                               f"nda.launch_cycle={(1 << 40) - 1}"]),
              ("NDAs running AXPY", base + ["nda.enabled=true", "nda.repeat=true"])]
     print(f"{'case':26}{'host requests/s':>16}{'NDA commands/s':>16}{'cycles/s':>14}")
     for label, over in cases:
