@@ -587,6 +587,19 @@ def test_sweep_variants_cross_the_grid(tmp_path):
         sweep.load_spec(dict(spec, variants=[{"nda.enabled": False, "nda.kernel": "DOT"}]))
 
 
+def test_the_shipped_nda_sweep_spec_loads():
+    from pathlib import Path
+
+    from memsim import sweep
+
+    sw = sweep.load_spec(Path(__file__).parent.parent / "configs" / "sweeps" / "nda.yaml")
+    assert len(sw.points) == 4 * 3 * 11  # intensities x ranks x variants
+    kinds = {(p.config.get("nda", {}).get("kernel"), p.config.get("nda", {}).get("policy"))
+             for p in sw.points}
+    assert kinds == {(None, None)} | {(k, p) for k in ("AXPY", "DOT") for p in
+                                      ("host_first", "bank_partition", "time_slice")}
+
+
 def test_nda_figure_has_a_panel_per_kernel_and_ranks_and_a_line_per_variant(tmp_path):
     from memsim import plot, sweep
     from memsim.trace import write_trace
