@@ -30,6 +30,8 @@ TIMINGS_2400 = dict(CL=CL, tRCD=tRCD, tRP=tRP, tRAS=tRAS, tRC=tRC, CWL=CWL, tCCD
                     tRTRS=tRTRS)
 
 PRESETS = ("ddr4_2400_x8_1ch1r", "ddr4_3200_x8_2ch2r")
+# presets with near-data accelerators (test_nda.py runs them)
+NDA_PRESETS = ("ddr4_2400_x8_1ch2r_nda_axpy", "ddr4_2400_x8_1ch4r_nda_dot")
 SCHEDULERS = ("fcfs", "frfcfs", "frfcfs_cap")
 PAGE_POLICIES = ("open", "closed", "timeout")
 NO_REFRESH = ("dram.refresh=false",)

@@ -22,6 +22,7 @@ import pytest
 from helpers import (
     CL,
     CWL,
+    NDA_PRESETS,
     addresses,
     comparable,
     conservation_errors,
@@ -534,7 +535,7 @@ def test_operands_that_do_not_fit_say_how_many_rows_they_need():
         config.load(None, ["nda.enabled=true", f"nda.vector_bytes={(4 << 30) + 64}"])
 
 
-@pytest.mark.parametrize("preset", ["ddr4_2400_x8_1ch2r_nda_axpy", "ddr4_2400_x8_1ch4r_nda_dot"])
+@pytest.mark.parametrize("preset", NDA_PRESETS)
 def test_nda_presets_run_the_example_trace(tmp_path, preset):
     from pathlib import Path
 
