@@ -102,7 +102,8 @@ def violations(path, cfg=None, overrides=()):
     """Protocol-checker violations of a command log under the given config."""
     c, spec, _ = resolve(cfg, overrides)
     return check.check_file(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
-                            spec.banks_per_group, refresh=c.dram.refresh)
+                            spec.banks_per_group, refresh=c.dram.refresh,
+                            interface=spec.ecc.checker(spec.timings))
 
 
 # ---------------------------------------------------------------- synthetic traces
