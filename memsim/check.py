@@ -361,16 +361,17 @@ class ProtocolChecker:
         cmd = names.map(_ID).fillna(-1).to_numpy(dtype=np.int64, copy=True)
         cmd[cmd == _AUTO] = -1  # auto-PRE is not a command of the log
         cols = {c: df[c].to_numpy(dtype=np.int64) for c in COLUMNS[1:-1]}
-        if self.scale == 1:
-            cols["cycle"] = df["cycle"].to_numpy(dtype=np.int64)
-        else:  # cycles with halves, counted in ticks of half a cycle
-            ticks = df["cycle"].to_numpy(dtype=np.float64) * self.scale
-            whole = np.round(ticks)
-            if (whole != ticks).any():
-                i = int(np.argmax(whole != ticks))
-                raise ValueError(f"line {first_line + i}: cycle {df['cycle'].iloc[i]} is not "
-                                 f"a multiple of 1/{self.scale} cycle")
-            cols["cycle"] = whole.astype(np.int64)
+        # cycles, counted in ticks of 1/scale cycle (half cycles: DUO's 4.5-cycle bursts)
+        ticks = df["cycle"].to_numpy(dtype=np.float64) * self.scale
+        whole = np.round(ticks)
+        if (whole != ticks).any():
+            i = int(np.argmax(whole != ticks))
+            what = ("a whole cycle (a log with half cycles comes from a run with 9-beat "
+                    "bursts, ecc.scheme duo: check it with that run's config)"
+                    if self.scale == 1 else f"a multiple of 1/{self.scale} cycle")
+            raise ValueError(f"line {first_line + i}: cycle {df['cycle'].iloc[i]} is not "
+                             f"{what}")
+        cols["cycle"] = whole.astype(np.int64)
         bad = cmd < 0
         bad |= (cols["channel"] < 0) | (cols["channel"] >= self.channels)
         bad |= (cols["rank"] < 0) | (cols["rank"] >= self.ranks)
@@ -670,9 +671,8 @@ def _check_chunks(checker: ProtocolChecker, path, chunk_rows: int) -> None:
     missing = [c for c in COLUMNS if c not in header]
     if missing:
         raise ValueError(f"{path}: command log lacks column(s) {', '.join(missing)}")
-    dtypes = {c: "int64" for c in COLUMNS[:-1]} | {"command": "string"}
-    if checker.scale != 1:
-        dtypes["cycle"] = "float64"  # half cycles: 12.5
+    # cycles may have halves (12.5) on DUO's half-cycle grid
+    dtypes = {c: "int64" for c in COLUMNS[:-1]} | {"cycle": "float64", "command": "string"}
     line = 2
     with pd.read_csv(path, usecols=list(COLUMNS), dtype=dtypes, chunksize=chunk_rows) as reader:
         for chunk in reader:

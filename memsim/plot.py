@@ -652,7 +652,9 @@ _ECC_PARAM_LABELS = (
 )
 
 
-def _ecc_variant(row, org_varies: bool) -> str:
+def _ecc_variant(row, org_varies: str | None) -> str:
+    """A run's ECC variant as a label: the scheme, its parameters that are set, and
+    the device organisation when it is not the most common one (``org_varies``)."""
     extras = []
     for key, fmt in _ECC_PARAM_LABELS:
         value = row.get(f"config.ecc.{key}")
@@ -661,7 +663,7 @@ def _ecc_variant(row, org_varies: bool) -> str:
         text = fmt(value)
         if text:
             extras.append(text)
-    if org_varies:
+    if org_varies is not None and row.get("config.dram.org") != org_varies:
         extras.append(str(row["config.dram.org"]))
     scheme = str(row[ECC_SCHEME_COL])
     return f"{scheme} ({', '.join(extras)})" if extras else scheme
@@ -680,7 +682,9 @@ def _plot_ecc(d: _Data, metric=None, **_) -> Figure:
     for m, _ in metrics:
         if not m.startswith("_"):
             d.need(m)
-    org_varies = "config.dram.org" in df and df["config.dram.org"].nunique() > 1
+    org_varies = None  # the usual organisation, when several occur
+    if "config.dram.org" in df and df["config.dram.org"].nunique() > 1:
+        org_varies = df["config.dram.org"].mode().iloc[0]
     df["_variant"] = [_ecc_variant(r, org_varies) for _, r in df.iterrows()]
     # the runs a variant is compared with: scheme none, every non-ECC setting the same
     same = [c for c in df.columns if c.startswith("config.") and c != "config.name"
@@ -726,6 +730,14 @@ def _plot_ecc(d: _Data, metric=None, **_) -> Figure:
                               color=PALETTE[ti % len(PALETTE)], zorder=2)
                 handles.setdefault(_trace_name(t), bars)
             ax.axhline(0, color="black", linewidth=0.6, zorder=3)
+            if max((abs(b.get_height()) for b in ax.patches
+                    if np.isfinite(b.get_height())), default=0) > 200:
+                # an overloaded scheme's latency grows by orders of magnitude: keep the
+                # small changes readable (linear within +-10%, logarithmic beyond)
+                ax.set_yscale("symlog", linthresh=10)
+                low = min(b.get_height() for b in ax.patches if np.isfinite(b.get_height()))
+                if low >= 0:
+                    ax.set_ylim(bottom=0)
             ax.set_ylabel(f"{label}\nvs none (%)")
             ax.grid(axis="x", visible=False)
             if mi == 0 and panel:

@@ -30,6 +30,9 @@ TIMINGS_2400 = dict(CL=CL, tRCD=tRCD, tRP=tRP, tRAS=tRAS, tRC=tRC, CWL=CWL, tCCD
                     tRTRS=tRTRS)
 
 PRESETS = ("ddr4_2400_x8_1ch1r", "ddr4_3200_x8_2ch2r")
+# presets with an ECC scheme (tests/test_ecc.py runs them)
+ECC_PRESETS = ("ddr4_2400_x4_1ch1r_chipkill", "ddr4_2400_x8_1ch1r_secded",
+               "ddr4_3200_x8_2ch2r_lockstep")
 SCHEDULERS = ("fcfs", "frfcfs", "frfcfs_cap")
 PAGE_POLICIES = ("open", "closed", "timeout")
 NO_REFRESH = ("dram.refresh=false",)

@@ -15,6 +15,7 @@ import pytest
 from helpers import (
     CL,
     CWL,
+    ECC_PRESETS,
     NO_REFRESH,
     addresses,
     commands,
@@ -398,3 +399,83 @@ def test_unset_keys_are_null_and_nulls_load():
     cfg = config.load(None, ["ecc.scheme=duo", "ecc.duo_even_bursts=null"])
     assert cfg.ecc.duo_even_bursts is None
     assert config.load(None, ["ecc.scheme=duo"]).to_dict() == cfg.to_dict()
+
+
+# ---------------------------------------------------------------- sweep and plot
+
+def test_ecc_plot_shows_each_scheme_against_none(tmp_path):
+    from memsim.plot import PlotError, plot
+    from memsim.sweep import run_sweep
+    from memsim.trace import generate, write_trace
+
+    cycle, is_write, addr = generate("random", 400, seed=4, write_ratio=0.5,
+                                     footprint_bytes=1 << 28)
+    path = str(tmp_path / "t.trace")
+    write_trace(path, cycle, is_write, addr)
+    spec = {"traces": [path], "grid": {"ecc.scheme": ["none", "write_crc", "ca_parity"]}}
+    df = run_sweep(spec, tmp_path / "r", jobs=1, progress=False)
+    assert (df["status"] == "ok").all()
+    fig = plot(tmp_path / "r", "ecc", tmp_path / "ecc.png")
+    assert (tmp_path / "ecc.png").stat().st_size > 10_000
+    bw = fig.axes[0]  # bandwidth panel: one bar per scheme (one trace)
+    assert [t.get_text() for t in fig.axes[-1].get_xticklabels()] == ["write_crc", "ca_parity"]
+    by = df.set_index("config.ecc.scheme")["bandwidth_gbps.total"]
+    assert [b.get_height() for b in bw.patches] == pytest.approx(
+        [100 * (by[s] / by["none"] - 1) for s in ("write_crc", "ca_parity")])
+    only = run_sweep({"traces": [path], "grid": {"ecc.scheme": ["write_crc"]}},
+                     tmp_path / "o", jobs=1, progress=False)
+    assert (only["status"] == "ok").all()
+    with pytest.raises(PlotError, match="no run with ecc.scheme none to compare against"):
+        plot(tmp_path / "o", "ecc")
+
+
+# ---------------------------------------------------------------- presets and the CLI
+
+@pytest.mark.parametrize("preset", ECC_PRESETS)
+def test_each_ecc_preset_runs_and_passes_the_check(tmp_path, preset):
+    cfg = config.load(preset)
+    assert cfg.name == preset and cfg.ecc.scheme != "none"
+    addr, w, _ = trace("random", 300, seed=8, write_ratio=0.3)
+    _, s, log = logged(tmp_path, addr, w, cfg=preset)
+    data_conserved(log, 300, w)
+    assert s["ecc"]["scheme"] == cfg.ecc.scheme
+
+
+def memsim_cli(*args):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    return subprocess.run([sys.executable, "-m", "memsim", *map(str, args)], cwd=root,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_cli_run_check_and_errors(tmp_path):
+    log = tmp_path / "duo.csv"
+    proc = memsim_cli("run", "traces/example_mix.trace", "-p", "ecc.scheme=duo", "--cmd-log",
+                      log, "--check", "--json", tmp_path / "r.json")
+    assert proc.returncode == 0, proc.stderr
+    assert "protocol check: 0 violations" in proc.stdout
+    ecc_line = next(x for x in proc.stdout.splitlines() if x.startswith("ecc "))
+    assert "duo: 0 RMW reads, 0 ECC reads, 0 ECC writes; GB/s useful" in ecc_line
+    # the log's cycles have halves; memsim check knows DUO's bursts from the config
+    assert any(line.split(",")[0].endswith(".5") for line in log.read_text().splitlines()[1:])
+    proc = memsim_cli("check", log, "-p", "ecc.scheme=duo")
+    assert proc.returncode == 0 and proc.stdout.strip().endswith(": 0 violations")
+    proc = memsim_cli("check", log)  # a half-cycle log under plain DDR4
+    assert proc.returncode == 2
+    assert "is not a whole cycle (a log with half cycles comes from a run with 9-beat" \
+        in proc.stderr
+    # the same commands as whole cycles (rounded down), under 5-cycle bursts: too close
+    rounded = tmp_path / "rounded.csv"
+    lines = log.read_text().splitlines()
+    rounded.write_text("\n".join([lines[0]] + [f"{int(float(x.split(',', 1)[0]))},"
+                                                f"{x.split(',', 1)[1]}" for x in lines[1:]]))
+    proc = memsim_cli("check", rounded, "-p", "ecc.scheme=duo", "-p", "ecc.duo_even_bursts=true")
+    assert proc.returncode == 1 and "data_bus" in proc.stdout
+    proc = memsim_cli("run", "traces/example_mix.trace", "-p", "ecc.scheme=chipkill_x8_lockstep")
+    assert proc.returncode == 2
+    assert proc.stderr == ("memsim: error: ecc.scheme: chipkill_x8_lockstep runs channels in "
+                           "lockstep pairs, but dram.channels is 1 (expected an even "
+                           "number)\n")
