@@ -231,6 +231,11 @@ def test_partial_write_is_a_read_then_the_write(tmp_path):
     assert s["requests"] == {"reads": 0, "writes": 1, "total": 1}
     assert s["latency_cycles"]["write"]["max"] == wr + CWL + tBL
     assert s["ecc"]["extra_accesses"]["rmw_reads"] == 1
+    # closed-page policy: the read leaves the row open for its write, which closes it
+    _, s, log = logged(tmp_path, a, [True], overrides=["ecc.scheme=secded_x72",
+                                                       "ecc.partial_write_fraction=1",
+                                                       "controller.page_policy=closed"])
+    assert sequence(log) == [(0, "ACT", 0), (rd, "RD", 0), (wr, "WRA", 0)]
 
 
 def test_partial_writes_are_the_seeded_fraction_and_served_once(tmp_path):

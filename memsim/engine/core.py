@@ -368,6 +368,8 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
     rk = S.rank_of[b]
     cmd = WR if q == 1 else RD
     auto = P[P_POLICY] == PAGE_CLOSED and S.hits_pending[0, b] + S.hits_pending[1, b] == 1
+    if features & F_ECC and auto:  # a partial write's read keeps the row for the write
+        auto = ecc_engine.may_close_row(S, q, ch, i)
     if auto:
         cmd = WRA if q == 1 else RDA
     _apply_constraints(P, T, S, cmd, b, t)

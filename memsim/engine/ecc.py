@@ -7,7 +7,7 @@ end) or a decode latency at the controller. Each fed request carries an id
 chunk); the engine keeps it as the request's queue id, so the command log shows the
 kind (decoded outside the loop, ``memsim.ecc.decode_log``).
 
-Three hooks in ``core``:
+Hooks in ``core``:
 
 - :func:`admit` (front end): a request and the extra accesses that follow it enter
   the queues together, or not at all. A partial write (``FLAG_PARK``) is held out of the
@@ -19,7 +19,9 @@ Three hooks in ``core``:
   user's requests' only. A read with an ECC read (``FLAG_PAIR``) completes when the
   later of its two bursts ends; a read's latency includes the controller's decode
   latency. The read of a partial write releases the write into the write queue: the
-  rank's read-to-write rule (CL + tBL + 2 - CWL) puts the write's data after the read's.
+  rank's read-to-write rule (CL + tBL + 2 - CWL) puts the write's data after the read's;
+- :func:`may_close_row` (closed-page policy): that read does not auto-precharge the row
+  its write needs.
 
 State (:class:`EccState`, per channel where shaped ``[ch, ...]``): ``park_*`` the held
 partial writes (at most a write queue's worth), ``pair_*`` reads and ECC reads whose
@@ -113,6 +115,13 @@ def admit(P, S, E, t, idx, n, arrival, is_write, bank, row, col, timed_int):
     if timed_int == 0:
         S.F[_c.F_OUTSTANDING] += 1  # the request; its extra accesses are the controller's
     return end - idx
+
+
+@njit(**_INLINE)
+def may_close_row(S, q, ch, i):
+    """Whether the closed-page policy may auto-precharge after the access in slot ``i``:
+    not after a partial write's read, whose write (held back) needs the same row."""
+    return (S.q_id[q, ch, i] & KIND_MASK) != KIND_RMW_READ
 
 
 @njit(**_INLINE)
