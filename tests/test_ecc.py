@@ -484,3 +484,15 @@ def test_cli_run_check_and_errors(tmp_path):
     assert proc.stderr == ("memsim: error: ecc.scheme: chipkill_x8_lockstep runs channels in "
                            "lockstep pairs, but dram.channels is 1 (expected an even "
                            "number)\n")
+
+
+def test_the_shipped_ecc_sweep_spec_plans_its_28_runs():
+    from pathlib import Path
+
+    from memsim.sweep import load_spec, plan
+
+    spec = Path(__file__).resolve().parent.parent / "configs" / "sweeps" / "ecc.yaml"
+    jobs = plan(load_spec(spec))
+    assert len(jobs) == 28
+    schemes = {j.config["ecc"]["scheme"] for j in jobs}
+    assert schemes == set(ecc.SCHEMES)
