@@ -519,6 +519,8 @@ def test_plain_configs_carry_no_nda_section():
     (["nda.enabled=true", "nda.policy=bank_partition", "nda.host_banks=16"], "nda.host_banks"),
     (["nda.enabled=true", "nda.queue_depth=0"], "nda.queue_depth"),
     (["nda.enabled=true", "nda.colour=red"], "nda.colour"),
+    (["nda.enabled=true", "ecc.scheme=secded_x72"], "nda.enabled: near-data accelerators with an "
+                                                "ECC scheme"),
 ])
 def test_bad_nda_config_names_the_key(overrides, key):
     with pytest.raises(ConfigError, match=f"^{key}"):
