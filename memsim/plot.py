@@ -739,6 +739,7 @@ def _plot_nda(d: _Data, metric=None, param=None, **_) -> Figure:
     shown = [v for v in variants if v in handles]  # (the host alone first)
     _legend(fig, [handles[v] for v in shown], shown, ncol=min(len(shown), 3))
     _suptitle(fig, "Near-data accelerators sharing ranks with the host", d)
+    return fig
 
 
 # ---------------------------------------------------------------------------- ecc
