@@ -21,6 +21,15 @@ Each violation names the rule, the later (offending) command and the earlier com
 that set the constraint. For one later command a rule name is reported at most once,
 against the earlier command that binds tightest.
 
+Two command sources. A log of a run with near-data accelerators has a ``source``
+column (``host`` / ``nda``; without it every command is the host's). Each rule says
+between which sources it holds (``Rule.between``, earlier -> later), written from the
+model of ``shared/reference/mechanisms.md`` section 2: an NDA drives its own rank's
+command and data pins, so every bank, bank-group and rank rule binds host and NDA
+commands in both directions and NDA commands among themselves; the channel's command
+bus, the other-rank data-bus hand-over and the channel's data bus concern host commands
+only; and a rank takes one command per cycle from either source (``rank_cmd``).
+
 ECC schemes change the interface (:class:`Interface`, from ``memsim.ecc``): bursts of
 more than eight beats (write CRC: 10-beat writes; DUO: 9 beats, 4.5 cycles), the CA
 parity latency PL (JEDEC: read latency RL = CL + PL, write latency WL = CWL + PL, so
@@ -56,6 +65,13 @@ COLUMN = READS + WRITES
 RANK_WIDE = ("PREA", "REF")  # address a whole rank; bankgroup/bank/row/column are -1
 
 COLUMNS = ("cycle", "channel", "rank", "bankgroup", "bank", "row", "column", "command")
+SOURCE_COLUMN = "source"  # optional: host / nda
+
+# Command sources, and the (earlier, later) source pairs a rule binds.
+HOST, NDA = "host", "nda"
+SOURCES = (HOST, NDA)
+ALL_PAIRS = ((HOST, HOST), (HOST, NDA), (NDA, HOST), (NDA, NDA))
+HOST_ONLY = ((HOST, HOST),)
 
 # Integer ids used in the hot loop (names become ids once, at set-up).
 _ID = {name: i for i, name in enumerate(COMMANDS + (AUTO_PRE,))}
@@ -88,6 +104,15 @@ class Rule:
     earlier: tuple[str, ...]
     later: tuple[str, ...]
     gap: str
+    # (earlier source, later source) pairs the rule binds; None: every pair for bank,
+    # bank-group and rank rules, host -> host for the channel and other-rank ones
+    between: tuple[tuple[str, str], ...] | None = None
+
+    @property
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        if self.between is not None:
+            return self.between
+        return HOST_ONLY if self.scope in (OTHER_RANK, CHANNEL) else ALL_PAIRS
 
 
 RULES = (
@@ -119,14 +144,18 @@ RULES = (
     Rule("tRTRS_WR_RD", OTHER_RANK, WRITES, READS, "CWL + tBL + tRTRS - CL"),
     # --- channel: one command per cycle on the command bus ---
     Rule("cmd_bus", CHANNEL, COMMANDS, COMMANDS, "1"),
+    # --- a rank takes one command per cycle, from either source (its own pins); between
+    # host commands cmd_bus already says so ---
+    Rule("rank_cmd", RANK, COMMANDS, COMMANDS, "1",
+         between=((HOST, NDA), (NDA, HOST), (NDA, NDA))),
 )
 
 # Rules that are not "gap after an earlier command" and have a dedicated check.
 OTHER_RULES = {
     "tFAW": "at most 4 ACTs to a rank in any tFAW window: an ACT must issue >= tFAW "
     "after the ACT four before it",
-    "data_bus": "data bursts on a channel never overlap: RD data occupies "
-    "[t+CL, t+CL+tBL), WR data [t+CWL, t+CWL+tBL)",
+    "data_bus": "the host's data bursts on a channel never overlap: RD data occupies "
+    "[t+CL, t+CL+tBL), WR data [t+CWL, t+CWL+tBL) (NDA data stays in its rank)",
     "bank_state": "ACT only to a precharged bank; RD/WR/RDA/WRA only to an open bank and "
     "its open row; REF only when every bank of the rank is precharged",
     "refresh_interval": "REFs to a rank at most 9*tREFI apart, the first by 9*tREFI after "
@@ -193,11 +222,12 @@ def _cycles(ticks: int, scale: int) -> int | float:
     return ticks if scale == 1 else ticks / scale
 
 
-# A command as the checker remembers it: (line, cycle, ch, rank, bg, bank, row, col, cmd id)
+# A command as the checker remembers it: (line, cycle, ch, rank, bg, bank, row, col, cmd id,
+# source index)
 def _describe(rec, scale: int = 1) -> str:
     if rec is None:
         return "none"
-    line, t, c, r, g, b, row, col, cmd = rec
+    line, t, c, r, g, b, row, col, cmd, src = rec
     name = COMMANDS[cmd]
     text = f"line {line}: cycle {_cycles(t, scale)} ch{c} rk{r}"
     if name not in RANK_WIDE:
@@ -207,6 +237,8 @@ def _describe(rec, scale: int = 1) -> str:
         text += f" row {row}"
     if name in COLUMN:
         text += f" col {col}"
+    if src:
+        text += f" ({SOURCES[src]})"
     return text
 
 
@@ -262,19 +294,34 @@ class ProtocolChecker:
             OTHER_RANK: n_ranks,
             CHANNEL: channels,
         }
-        # checks[cmd] / updates[cmd]: (rule index, scope index, gap after that command)
-        self._checks: list[list[tuple[int, int]]] = [[] for _ in _ID]
-        self._updates: list[list[tuple[int, int, int]]] = [[] for _ in _ID]
+        # A rule keeps ready cycles per node in one or more *slots*: the earlier
+        # commands of the sources that bind the same later sources share a slot (one
+        # slot for a rule that binds every source pair).
+        # checks[source][cmd]: (rule index, scope index, slot) the command is checked
+        # against; updates[source][cmd]: (rule index, scope index, slot, gap for the
+        # default burst) it sets.
+        self._checks: list[list[list[tuple[int, int, int]]]] = [
+            [[] for _ in _ID] for _ in SOURCES]
+        self._updates: list[list[list[tuple[int, int, int, int]]]] = [
+            [[] for _ in _ID] for _ in SOURCES]
         self._ready: list[list[int]] = []
         self._who: list[list] = []
         for i, rule in enumerate(self.rules):
             sc = _SCOPES.index(rule.scope)
-            for name in rule.later:
-                self._checks[_ID[name]].append((i, sc))
-            for name in rule.earlier:
-                self._updates[_ID[name]].append((i, sc, self._gap(i, self._burst(_ID[name]))))
-            self._ready.append([-(1 << 62)] * n_nodes[rule.scope])
-            self._who.append([None] * n_nodes[rule.scope])
+            binds = {es: frozenset(ls for e, ls in rule.pairs if e == es) for es in SOURCES}
+            for later_set in dict.fromkeys(v for v in binds.values() if v):
+                slot = len(self._ready)
+                self._ready.append([-(1 << 62)] * n_nodes[rule.scope])
+                self._who.append([None] * n_nodes[rule.scope])
+                for k, ls in enumerate(SOURCES):
+                    if ls in later_set:
+                        for name in rule.later:
+                            self._checks[k][_ID[name]].append((i, sc, slot))
+                for k, es in enumerate(SOURCES):
+                    if binds[es] == later_set:
+                        for name in rule.earlier:
+                            self._updates[k][_ID[name]].append(
+                                (i, sc, slot, self._gap(i, self._burst(_ID[name]))))
 
         n_banks = n_nodes[BANK]
         self._open_row = [-1] * n_banks  # -1: precharged
@@ -336,6 +383,9 @@ class ProtocolChecker:
         if rule.name == "cmd_bus":
             return (f"two commands in cycle {_cycles(later[1], sc)} on the command bus of "
                     f"channel {later[2]}")
+        if rule.name == "rank_cmd":
+            return (f"two commands in cycle {_cycles(later[1], sc)} to rank {later[3]} of "
+                    f"channel {later[2]} ({SOURCES[earlier[9]]} and {SOURCES[later[9]]})")
         auto = AUTO_PRE in rule.earlier and earlier[8] in (_RDA, _WRA)
         gap = self._gap(rule_index, self.t["tBL"] if auto else self._burst(earlier[8]))
         event = ready - gap  # the cycle the earlier event happened
@@ -384,7 +434,18 @@ class ProtocolChecker:
                              f"{df.iloc[i][list(COLUMNS)].to_dict()} (channels={self.channels}, "
                              f"ranks={self.ranks}, bankgroups={self.bankgroups}, "
                              f"banks_per_group={self.banks_per_group})")
-        return [cols[c].tolist() for c in COLUMNS[:-1]] + [cmd.tolist()]
+        if SOURCE_COLUMN in df.columns:
+            names = df[SOURCE_COLUMN].astype(str).str.strip()
+            src = names.map({s: i for i, s in enumerate(SOURCES)}).fillna(-1).to_numpy(
+                dtype=np.int64)
+            if (src < 0).any():
+                i = int(np.argmax(src < 0))
+                raise ValueError(f"line {first_line + i}: source {names.iloc[i]!r} is not one "
+                                 f"of: {', '.join(SOURCES)}")
+            src = src.tolist()
+        else:
+            src = [0] * len(df)  # a log without sources: all host commands
+        return [cols[c].tolist() for c in COLUMNS[:-1]] + [cmd.tolist(), src]
 
     # ---- the replay ---------------------------------------------------------------------
 
@@ -409,9 +470,9 @@ class ProtocolChecker:
         rule_names = [r.name for r in self.rules]
 
         line = first_line - 1
-        for t, c, r, g, b, row, col, cmd in zip(*arrays, strict=True):
+        for t, c, r, g, b, row, col, cmd, src in zip(*arrays, strict=True):
             line += 1
-            rec = (line, t, c, r, g, b, row, col, cmd)
+            rec = (line, t, c, r, g, b, row, col, cmd, src)
             if t < last_cycle[c]:
                 raise ValueError(f"line {line}: cycle {_cycles(t, ts)} is before the previous "
                                  f"command of channel {c} (cycle {_cycles(last_cycle[c], ts)}); "
@@ -432,14 +493,14 @@ class ProtocolChecker:
                 self._refresh_deadlines(c, rec)
 
             # -- gap rules
-            for ri, sc in checks[cmd]:
-                ready = ready_all[ri]
+            for ri, sc, slot in checks[src][cmd]:
+                ready = ready_all[slot]
                 if sc == 0:  # bank
                     if cmd == _PREA:  # every open bank of the rank
                         base = rank_node * G * B
                         for n in range(base, base + G * B):
                             if open_row[n] >= 0 and t < ready[n]:
-                                found.append((ri, ready[n], who_all[ri][n]))
+                                found.append((ri, ready[n], who_all[slot][n]))
                         continue
                     if noop:
                         continue
@@ -448,12 +509,12 @@ class ProtocolChecker:
                     base = c * R
                     for n in range(base, base + R):
                         if n != rank_node and t < ready[n]:
-                            found.append((ri, ready[n], who_all[ri][n]))
+                            found.append((ri, ready[n], who_all[slot][n]))
                     continue
                 else:
                     n = nodes[sc]
                 if t < ready[n]:
-                    found.append((ri, ready[n], who_all[ri][n]))
+                    found.append((ri, ready[n], who_all[slot][n]))
 
             if found:
                 self._report_gaps(found, rec, rule_names)
@@ -490,8 +551,8 @@ class ProtocolChecker:
                     self._emit(line, "bank_state", f"REF with {len(still_open)} bank(s) of the "
                                f"rank still open", latest, rec)
 
-            # -- data bus
-            if cmd in _COLUMN_IDS:
+            # -- the channel's data bus (the host's bursts; an NDA's stay in its rank)
+            if cmd in _COLUMN_IDS and src == 0:
                 start = t + (CL if cmd in _READ_IDS else CWL)
                 end = start + bl
                 busy = bursts[c]
@@ -536,23 +597,23 @@ class ProtocolChecker:
                     pre_at = max(pre_at, act[1] + tRAS)
                 open_row[bank_node] = -1
                 closed_by[bank_node] = rec
-                for ri, sc, gap in updates[_AUTO]:
+                for _ri, sc, slot, gap in updates[src][_AUTO]:
                     n = nodes[sc]
-                    if pre_at + gap > ready_all[ri][n]:
-                        ready_all[ri][n] = pre_at + gap
-                        who_all[ri][n] = rec
+                    if pre_at + gap > ready_all[slot][n]:
+                        ready_all[slot][n] = pre_at + gap
+                        who_all[slot][n] = rec
             elif cmd == _REF:
                 self._refreshed(rank_node, rec)
 
             # -- ready cycles this command sets for later ones (gaps after this command's
             # burst)
-            for ri, sc, gap in updates[cmd]:
+            for _ri, sc, slot, gap in updates[src][cmd]:
                 if noop and sc != 4:
                     continue
                 n = nodes[sc]
-                if t + gap > ready_all[ri][n]:
-                    ready_all[ri][n] = t + gap
-                    who_all[ri][n] = rec
+                if t + gap > ready_all[slot][n]:
+                    ready_all[slot][n] = t + gap
+                    who_all[slot][n] = rec
 
     def _report_gaps(self, found, rec, rule_names) -> None:
         """Report each broken rule name once, against the earlier command binding tightest."""
@@ -673,8 +734,12 @@ def _check_chunks(checker: ProtocolChecker, path, chunk_rows: int) -> None:
         raise ValueError(f"{path}: command log lacks column(s) {', '.join(missing)}")
     # cycles may have halves (12.5) on DUO's half-cycle grid
     dtypes = {c: "int64" for c in COLUMNS[:-1]} | {"cycle": "float64", "command": "string"}
+    cols = list(COLUMNS)
+    if SOURCE_COLUMN in header:
+        cols.append(SOURCE_COLUMN)
+        dtypes[SOURCE_COLUMN] = "string"
     line = 2
-    with pd.read_csv(path, usecols=list(COLUMNS), dtype=dtypes, chunksize=chunk_rows) as reader:
+    with pd.read_csv(path, usecols=cols, dtype=dtypes, chunksize=chunk_rows) as reader:
         for chunk in reader:
             checker.feed(chunk, line)
             line += len(chunk)

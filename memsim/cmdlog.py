@@ -43,6 +43,19 @@ HEADER = ",".join(c.name for c in COLUMNS) + "\n"
 # With an ECC scheme the log has one more column: the kind of access a command serves
 # (the user's data, or an ECC scheme's extra access; memsim.ecc.KINDS).
 KIND_COLUMN = LogColumn("kind", names=ECC_KINDS)
+# With near-data accelerators (nda.enabled) a tenth column says who issued the command.
+# ``request`` is then -1 on NDA rows (they serve no trace request).
+SOURCE = LogColumn("source", names=("host", "nda"))
+NDA_COLUMNS = COLUMNS + (SOURCE,)
+
+
+def columns_for(cfg, spec) -> tuple[LogColumn, ...]:
+    """The command-log columns of a run with config ``cfg`` (device ``spec``)."""
+    if cfg.nda.enabled:
+        return NDA_COLUMNS
+    if spec.ecc is not None and spec.ecc.scheme != "none":
+        return COLUMNS + (KIND_COLUMN,)
+    return COLUMNS
 GZIP_LEVEL = 3  # about 3x faster than the default, files ~15% larger
 
 

@@ -1,11 +1,11 @@
 """Configuration: YAML presets and ``key=value`` overrides -> a validated config tree.
 
-A config has five sections (``dram``, ``controller``, ``mapping``, ``frontend``,
-``ecc``). Each is a dataclass below; its fields are the only keys allowed, with their
-types and defaults.
-Unknown keys and bad values raise :class:`ConfigError` naming the full key path and
-what was expected. ``to_dict()`` exports the fully resolved tree that travels with
-every result.
+A config has six sections (``dram``, ``controller``, ``mapping``, ``frontend``, ``ecc``,
+and ``nda`` for near-data accelerators). Each is a dataclass below; its fields are the
+only keys allowed, with their types and defaults. Unknown keys and bad values raise
+:class:`ConfigError` naming the full key path and what was expected. ``to_dict()``
+exports the fully resolved tree that travels with every result (a disabled NDA section
+left out).
 """
 
 from __future__ import annotations
@@ -97,6 +97,59 @@ class FrontendConfig:
     cpu_cycles_per_dram_cycle: float = field(default=1.0, metadata={"min": 1e-9})
 
 
+# Near-data accelerators (memsim.nda): kernels, policies and interfaces by name.
+NDA_KERNELS = ("COPY", "SCAL", "AXPY", "DOT", "GEMV", "GATHER_REDUCE")
+NDA_POLICIES = ("host_first", "time_slice", "bank_partition", "row_hit_cap")
+
+
+@dataclass
+class NdaConfig:
+    """Near-data accelerators, one per rank, sharing the ranks with the host (see
+    memsim/nda.py). With ``enabled: false`` (the default) no other key may be set."""
+
+    enabled: bool = False
+    kernel: str = field(default="AXPY", metadata=_choice(*NDA_KERNELS))
+    # COPY / SCAL / AXPY / DOT: bytes of each vector operand, split over all ranks
+    vector_bytes: int = field(default=8 << 20, metadata={"min": 64})
+    # GEMV: y = A x, A of matrix_rows x matrix_cols 8-byte elements (rows split over the
+    # ranks, x replicated in each)
+    matrix_rows: int = field(default=4096, metadata={"min": 1})
+    matrix_cols: int = field(default=4096, metadata={"min": 8})
+    # GATHER_REDUCE (TensorDIMM): a table of embedding_rows vectors of embedding_bytes
+    # (each split over all ranks); each of `lookups` outputs sums `pooling` vectors at
+    # rows drawn from a seeded index stream
+    embedding_rows: int = field(default=1 << 20, metadata={"min": 1})
+    embedding_bytes: int = field(default=512, metadata={"min": 64})
+    lookups: int = field(default=4096, metadata={"min": 1})
+    pooling: int = field(default=16, metadata={"min": 1})
+    # bursts of each operand the NDA reads before it writes (its operand buffer)
+    block_bursts: int = field(default=64, metadata={"min": 1, "max": 1 << 20})
+    # accesses the NDA controller of a rank looks ahead (its request queue)
+    queue_depth: int = field(default=16, metadata={"min": 1, "max": 1024})
+    launch_cycle: int = field(default=0, metadata={"min": 0})
+    # a kernel that finishes starts over (the run then ends with the host's trace);
+    # otherwise the run lasts until every rank's kernel has finished
+    repeat: bool = False
+    policy: str = field(default="host_first", metadata=_choice(*NDA_POLICIES))
+    # traditional: the host controller mirrors the NDAs' decisions; packetized: host
+    # requests reach a module-side scheduler packet_latency_cycles later
+    interface: str = field(default="traditional",
+                           metadata=_choice("traditional", "packetized"))
+    packet_latency_cycles: int = field(default=12, metadata={"min": 0})
+    # bank_partition: banks of each rank that hold the host's data (the NDA's: the rest)
+    host_banks: int = field(default=8, metadata={"min": 1})
+    # time_slice: the rank is the host's for host_slice_cycles, then the NDA's
+    host_slice_cycles: int = field(default=1000, metadata={"min": 1})
+    nda_slice_cycles: int = field(default=1000, metadata={"min": 1})
+    # row_hit_cap: NDA row hits in a row (while the host waits) before the NDA yields
+    row_hit_cap: int = field(default=16, metadata={"min": 1})
+    # interference controls on NDA writes
+    write_issue_probability: float = field(default=1.0, metadata={"min": 0.0, "max": 1.0})
+    write_min_host_idle_cycles: int = field(default=0, metadata={"min": 0})
+    next_rank_prediction: bool = False
+    seed: int = field(default=1, metadata={"min": 0})
+
+
 @dataclass
 class EccConfig:
     # One of memsim.ecc.SCHEMES (none: plain DDR4). The other keys are the schemes'
@@ -137,10 +190,14 @@ class Config:
     mapping: MappingConfig = field(default_factory=MappingConfig)
     frontend: FrontendConfig = field(default_factory=FrontendConfig)
     ecc: EccConfig = field(default_factory=EccConfig)
+    nda: NdaConfig = field(default_factory=NdaConfig)
     name: str = ""
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        data = dataclasses.asdict(self)
+        if not self.nda.enabled:
+            del data["nda"]  # a disabled mechanism's section travels with no result
+        return data
 
 
 _SECTIONS = {f.name: f for f in dataclasses.fields(Config)}
@@ -205,6 +262,12 @@ def from_dict(data: dict) -> Config:
             kwargs[key] = str(value)
         else:
             value = value or {}
+            if key == "nda" and isinstance(value, dict) and value.get("enabled") is not True:
+                extra = [k for k in value if k != "enabled"]
+                if extra:
+                    raise ConfigError(f"nda.{extra[0]}: set while nda.enabled is false "
+                                      f"(near-data accelerators are off; set nda.enabled: "
+                                      f"true to use them)")
             if key == "dram" and isinstance(value, dict) and "timing_resolved" in value:
                 value = dict(value)
                 derived = value.pop("timing_resolved")
@@ -263,6 +326,16 @@ def _check_consistency(cfg: Config) -> None:
                               f"splits address bits)")
     for problem in ecc_mod.problems(cfg):
         raise ConfigError(problem)
+    if cfg.nda.enabled:
+        if cfg.nda.write_issue_probability <= 0:
+            raise ConfigError("nda.write_issue_probability: 0.0 would never let an NDA write "
+                              "issue (expected a probability in (0, 1])")
+        from memsim import nda
+
+        nda.check(cfg)
+        if cfg.ecc.scheme != "none":
+            raise ConfigError(f"nda.enabled: near-data accelerators with an ECC scheme "
+                              f"(ecc.scheme: {cfg.ecc.scheme}) are not supported together")
 
 
 # Timings no device has at 0 cycles (tRTRS, the rank switch gap, may be 0).

@@ -15,6 +15,13 @@ Kinds (``KINDS``):
                  compare configurations, they do not partition the run
 ``sweep``        a metric (default total bandwidth) against one swept parameter, one
                  line per scheduler (and per other configuration)
+``nda``          near-data accelerators against host intensity: NDA bandwidth (with the
+                 channel's peak for scale) and the host's mean and p99 read latency, one
+                 line per NDA policy and interference control plus the host alone; a
+                 column of panels per (kernel, ranks). The x axis is the host's offered
+                 load (the host's bandwidth without NDAs at each intensity, when the sweep
+                 has such runs) of the swept intensity parameter (default
+                 frontend.cpu_cycles_per_dram_cycle)
 ``ecc``          ECC overheads: per ECC scheme (``config.ecc.*``), the change in
                  bandwidth, mean and p99 read latency and DRAM energy per bit of data
                  against ``ecc.scheme: none`` with the same other settings (in %), a bar
@@ -55,7 +62,7 @@ if TYPE_CHECKING:
 # matplotlib and pandas are imported where needed, so that registering the ``plot``
 # command costs the CLI nothing.
 
-KINDS = ("schedulers", "latency-cdf", "stalls", "sweep", "ecc")
+KINDS = ("schedulers", "latency-cdf", "stalls", "sweep", "nda", "ecc")
 FORMATS = (".png", ".pdf", ".svg")
 DEFAULT_SWEEP_METRIC = "bandwidth_gbps.total"
 SCHED_COL = "config.controller.scheduler"
@@ -637,6 +644,104 @@ def _plot_sweep(d: _Data, metric=None, param=None, **_) -> Figure:
     return fig
 
 
+NDA_INTENSITY = "frontend.cpu_cycles_per_dram_cycle"
+NDA_METRICS = ("nda.bandwidth_gbps.total", "latency_ns.read.mean", "latency_ns.read.p99")
+NDA_BASELINE = "host alone (no NDA)"
+
+
+def nda_variant(row) -> str:
+    """Line label of a run from its resolved config: the NDA policy and the interference
+    controls in effect, or the host alone."""
+    enabled = row.get("config.nda.enabled")
+    if enabled is None or enabled != enabled or not bool(enabled):
+        return NDA_BASELINE
+    parts = [str(row["config.nda.policy"])]
+    p = float(row.get("config.nda.write_issue_probability", 1.0))
+    if p < 1:
+        parts.append(f"write p={p:g}")
+    idle = int(row.get("config.nda.write_min_host_idle_cycles", 0) or 0)
+    if idle:
+        parts.append(f"host idle \u2265 {idle}")
+    if bool(row.get("config.nda.next_rank_prediction", False)):
+        parts.append("prediction")
+    if row.get("config.nda.interface") == "packetized":
+        parts.append("packetized")
+    return " + ".join(parts)
+
+
+def _plot_nda(d: _Data, metric=None, param=None, **_) -> Figure:
+    df = d.df
+    x = param or NDA_INTENSITY
+    if x not in df.columns:
+        x = f"config.{x}" if f"config.{x}" in df.columns else x
+    if x not in df.columns:
+        raise PlotError(f"nda: no column {x!r} in the results to put on the x axis (sweep "
+                        f"the host's intensity, e.g. {NDA_INTENSITY}, or name it with --param)")
+    if "config.nda.enabled" not in df.columns:
+        raise PlotError(f"{d.dir}: no run of this sweep has near-data accelerators "
+                        f"(nda.enabled)")
+    metrics = [metric] if metric else list(NDA_METRICS)
+    for m in metrics:
+        d.need(m) if m in df.columns else None
+    df = df.copy()
+    df["_variant"] = [nda_variant(r) for _, r in df.iterrows()]
+    ranks_col = "config.dram.ranks"
+    df["_ranks"] = df[ranks_col] if ranks_col in df.columns else 1
+    base = df[df["_variant"] == NDA_BASELINE]
+    # x: the host's offered load, i.e. its bandwidth without NDAs at that intensity
+    offered = {(r, v): bw for r, v, bw in zip(base["_ranks"], base[x],
+                                              base["bandwidth_gbps.total"], strict=True)}
+    use_offered = bool(offered) and all((r, v) in offered
+                                        for r, v in zip(df["_ranks"], df[x], strict=True))
+    df["_x"] = [offered[(r, v)] if use_offered else float(v)
+                for r, v in zip(df["_ranks"], df[x], strict=True)]
+    nda_rows = df[df["_variant"] != NDA_BASELINE]
+    panels = list(dict.fromkeys(zip(nda_rows["config.nda.kernel"], nda_rows["_ranks"],
+                                    strict=True)))
+    panels.sort(key=lambda kr: (str(kr[0]), int(kr[1])))
+    variants = [NDA_BASELINE] + sorted(set(nda_rows["_variant"]) - {NDA_BASELINE},
+                                       key=lambda v: (v.split(" + ")[0], v))
+    fig, axes = _figure(len(metrics), max(1, len(panels)), 3.0, 2.4, sharey="row")
+    handles: dict[str, object] = {}
+    for j, (kernel, ranks) in enumerate(panels):
+        sub = df[(df["_ranks"] == ranks) & ((df["_variant"] == NDA_BASELINE)
+                                             | (df.get("config.nda.kernel") == kernel))]
+        for i, m in enumerate(metrics):
+            ax = axes[i, j]
+            for k, v in enumerate(variants):
+                rows = sub[sub["_variant"] == v].sort_values("_x")
+                if rows.empty or m not in rows or rows[m].isna().all():
+                    continue
+                style = ({"color": "#777777", "linestyle": "--", "marker": "."}
+                         if v == NDA_BASELINE else
+                         {"color": PALETTE[(k - 1) % len(PALETTE)],
+                          "linestyle": LINESTYLES[(k - 1) // len(PALETTE) % len(LINESTYLES)],
+                          "marker": MARKERS[(k - 1) % len(MARKERS)]})
+                (line,) = ax.plot(rows["_x"].to_numpy(dtype=float),
+                                  rows[m].to_numpy(dtype=float), label=v, **style)
+                handles.setdefault(v, line)
+            if m.startswith("nda.bandwidth_gbps") and "bandwidth_gbps.peak" in sub:
+                peak = float(sub["bandwidth_gbps.peak"].iloc[0])
+                ax.axhline(peak, color="#000000", linewidth=0.8, linestyle=":")
+                ax.annotate("channel peak", (0.02, peak), xycoords=("axes fraction", "data"),
+                            va="bottom", fontsize=7)
+            if m.startswith("latency_"):
+                ax.set_yscale("log")  # (a policy that starves the host spans decades)
+            if i == 0:
+                ax.set_title(f"{kernel}, {int(ranks)} rank{'s' * (int(ranks) != 1)}")
+            if i == len(metrics) - 1:
+                ax.set_xlabel("Host offered load (GB/s)" if use_offered
+                              else param_label(x.removeprefix("config.")))
+            if j == 0:
+                label = ("NDA bandwidth, all ranks (GB/s)" if m == "nda.bandwidth_gbps.total"
+                         else metric_label(m))
+                ax.set_ylabel(label)
+    shown = [v for v in variants if v in handles]  # (the host alone first)
+    _legend(fig, [handles[v] for v in shown], shown, ncol=min(len(shown), 3))
+    _suptitle(fig, "Near-data accelerators sharing ranks with the host", d)
+    return fig
+
+
 # ---------------------------------------------------------------------------- ecc
 
 ECC_SCHEME_COL = "config.ecc.scheme"
@@ -759,7 +864,8 @@ def _plot_ecc(d: _Data, metric=None, **_) -> Figure:
 
 
 _KIND_FUNCS = {"schedulers": _plot_schedulers, "latency-cdf": _plot_latency_cdf,
-               "stalls": _plot_stalls, "sweep": _plot_sweep, "ecc": _plot_ecc}
+               "stalls": _plot_stalls, "sweep": _plot_sweep, "nda": _plot_nda,
+               "ecc": _plot_ecc}
 
 
 def plot(results_dir, kind: str, out=None, *, metric: str | None = None,

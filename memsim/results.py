@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memsim import __version__, energy
+from memsim import nda as nda_mod
 from memsim.dram.ddr4 import COMMANDS
 from memsim.engine import core
 from memsim.outfile import write_text
@@ -72,6 +73,10 @@ class Result:
     trace: dict = field(default_factory=dict)  # path, format, bytes, bad_lines, ...
     jit_seconds: float = 0.0  # compiling / loading the compiled engine, before the run
     jit_compiled: bool = False  # True if jit_seconds was a compilation (not a cache load)
+    # near-data accelerators (nda.enabled): their counters, else None
+    nda: nda_mod.NdaCounters | None = None
+    # cycles every host latency gains outside the engine (the packetized NDA interface)
+    latency_offset_cycles: int = 0
     # ECC runs: the engine's ECC counters (memsim.engine.ecc.EC_*) and the front end's
     # (memsim.ecc.Expander.stats); None without an ECC scheme
     ecc: dict | None = None
@@ -99,9 +104,7 @@ class Result:
         """Latency histogram as {latency in cycles: count}, non-empty buckets only."""
         h = self.hist[0 if kind == "read" else 1]
         nz = np.nonzero(h)[0]
-        values = _HIST_VALUES[nz].tolist()
-        if self.time_scale != 1:
-            values = [self._cycles(v) for v in values]
+        values = (self._cycles(_HIST_VALUES[nz]) + self.latency_offset_cycles).tolist()
         return dict(zip(values, h[nz].tolist(), strict=True))
 
     def latency_hist(self, kind: str = "read") -> pd.Series:
@@ -110,7 +113,8 @@ class Result:
 
         h = self.hist[0 if kind == "read" else 1]
         nz = np.nonzero(h)[0]
-        return pd.Series(h[nz], index=pd.Index(self._cycles(_HIST_VALUES[nz]),
+        return pd.Series(h[nz], index=pd.Index(self._cycles(_HIST_VALUES[nz])
+                                               + self.latency_offset_cycles,
                                                name="latency_cycles"),
                          name=f"{kind}_count")
 
@@ -161,6 +165,17 @@ class Result:
 
         return pd.DataFrame(self._rank_columns())
 
+    def nda_per_rank(self) -> pd.DataFrame:
+        """Near-data accelerators: one row per rank (bandwidth, kernel time, row-buffer
+        outcomes, host-idle fraction, throttled writes, turnarounds). Empty without
+        NDAs."""
+        import pandas as pd
+
+        if self.nda is None:
+            return pd.DataFrame()
+        return pd.DataFrame(nda_mod.per_rank_columns(self.config, self.spec, self.nda,
+                                                     self.cycles))
+
     def _energy(self) -> dict:
         if self.time_scale == 1:
             return energy.summarize(self.spec, self.rank_stats, self.cycles)
@@ -176,18 +191,22 @@ class Result:
             cyc = {"mean": nan, **{f"p{p}": nan for p in PERCENTILES}, "max": nan,
                    "frontend_wait_mean": nan, "queueing_mean": nan, "service_mean": nan}
             return {"ns": cyc, "cycles": cyc}
-        cyc = {"mean": int(self.counters[core.C_LAT_SUM_R + q]) / n}
+        # (a packetized NDA interface adds its hop to every host request: as front-end
+        # wait, the time before the module-side scheduler sees the request)
+        off = self.latency_offset_cycles
+        cyc = {"mean": int(self.counters[core.C_LAT_SUM_R + q]) / n + off}
         for p in PERCENTILES:
-            cyc[f"p{p}"] = _percentile(self.hist[q], p)
-        cyc["max"] = int(self.counters[core.C_LAT_MAX_R + q])
+            cyc[f"p{p}"] = _percentile(self.hist[q], p) + off
+        cyc["max"] = int(self.counters[core.C_LAT_MAX_R + q]) + off
         # latency counts from the request's arrival (its trace timestamp when timed):
         # waiting for room in a full controller queue (front-end wait), then in the
         # queue until the first command issued for it (queueing), then the rest (service)
-        to_first = int(self.counters[core.C_QUEUE_SUM_R + q])
-        frontend = int(self.counters[core.C_FE_SUM_R + q])
+        to_first = int(self.counters[core.C_QUEUE_SUM_R + q]) + n * off
+        frontend = int(self.counters[core.C_FE_SUM_R + q]) + n * off
         cyc["frontend_wait_mean"] = frontend / n
         cyc["queueing_mean"] = (to_first - frontend) / n
-        cyc["service_mean"] = (int(self.counters[core.C_LAT_SUM_R + q]) - to_first) / n
+        cyc["service_mean"] = (int(self.counters[core.C_LAT_SUM_R + q]) + n * off
+                               - to_first) / n
         if self.time_scale != 1:
             cyc = {k: self._cycles(v) for k, v in cyc.items()}
         return {"ns": {k: round(v * tck, 4) for k, v in cyc.items()}, "cycles": cyc}
@@ -241,6 +260,8 @@ class Result:
         }
         if self.ecc is not None:
             out["ecc"] = self._ecc_summary(sim_ns, e["energy_nj"]["total"])
+        if self.nda is not None:
+            out["nda"] = nda_mod.summarize(self.config, spec, self.nda, self.cycles)
         out.update({
             "wall_seconds": self.wall_seconds,
             "requests_per_second": total / self.wall_seconds if self.wall_seconds else 0.0,
@@ -299,8 +320,11 @@ class Result:
     # ------------------------------------------------------------------ output
     def write_json(self, path) -> None:
         s = self.summary()
-        for key, cols in (("per_bank", self._bank_columns()),
-                          ("per_rank", self._rank_columns())):
+        tables = [("per_bank", self._bank_columns()), ("per_rank", self._rank_columns())]
+        if self.nda is not None:
+            tables.append(("nda_per_rank", nda_mod.per_rank_columns(
+                self.config, self.spec, self.nda, self.cycles)))
+        for key, cols in tables:
             s[key] = [dict(zip(cols, row, strict=True))
                       for row in zip(*(c.tolist() for c in cols.values()), strict=True)]
         s["latency_histogram_cycles"] = {
@@ -350,6 +374,7 @@ class Result:
         ]
         if "ecc" in s:
             rows.append(("ecc", _ecc_line(s["ecc"])))
+        rows += _nda_rows(s["nda"]) if "nda" in s else []
         rows += [
             ("wall time", f"{s['wall_seconds']:.3f} s ({s['requests_per_second']:,.0f} "
                           f"requests/s); engine "
@@ -358,6 +383,32 @@ class Result:
         ]
         width = max(len(k) for k, _ in rows)
         return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+
+def _nda_rows(n: dict) -> list[tuple[str, str]]:
+    """The summary table's lines about near-data accelerators."""
+    bw, ta = n["bandwidth_gbps"], n["turnaround"]
+    kernel = (f"{n['kernel_ns']['max'] / 1e3:,.3f} us" if n["kernel_cycles"]["max"] >= 0
+              else "not finished")
+    ranks = [k for k in bw if k.startswith("ch")]
+    host_ta = ta["host_read_after_nda_write"]
+    rows = [
+        ("NDA", f"{n['kernel']}, {n['policy']}, {n['interface']}; {n['requests']['reads']:,} "
+                f"reads, {n['requests']['writes']:,} writes; kernel time {kernel} "
+                f"({n['kernel_runs']} run(s) in every rank)"),
+        ("NDA bandwidth GB/s", f"total {bw['total']:.3f} ({100 * n['peak_fraction']['total']:.1f}"
+                               f"% of the ranks' peak, {n['channel_peak_ratio']:.2f}x the "
+                               f"channel peak); " + "  ".join(f"{r} {bw[r]:.3f}" for r in ranks)),
+        ("NDA row buffer", f"hit rate {n['row_buffer']['hit_rate']:.3f}; ACT "
+                           f"{n['commands']['ACT']:,}  PRE {n['commands']['PRE']:,}"),
+        ("NDA interference", f"host reads after NDA writes {host_ta['count']:,} "
+                             f"({host_ta['idle_cycles']:,} idle cycles); host-idle fraction "
+                             f"{n['host_idle_fraction']['mean']:.3f}; throttled writes "
+                             + ", ".join(f"{k} {v:,}" for k, v in n["throttled_writes"].items())
+                             + (f"; prediction accuracy {n['predictor']['accuracy']:.3f}"
+                                if "predictor" in n else "")),
+    ]
+    return rows
 
 
 def _ecc_line(e: dict) -> str:

@@ -20,12 +20,13 @@ from pathlib import Path
 import numpy as np
 
 from memsim import config as config_mod
-from memsim.cmdlog import COLUMNS as LOG_COLUMNS
+from memsim import nda as nda_mod
 from memsim.cmdlog import HEADER as LOG_HEADER  # noqa: F401 - re-exported
-from memsim.cmdlog import KIND_COLUMN, CommandLogWriter
+from memsim.cmdlog import CommandLogWriter, columns_for
 from memsim.dram import spec as spec_mod
 from memsim.ecc import Expander
 from memsim.engine import Engine
+from memsim.engine import core as engine_core
 from memsim.mapping import AddressMapping
 from memsim.progress import progress_bar
 from memsim.results import Result
@@ -143,14 +144,18 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
     spec = spec_mod.build(cfg)
     mapping = AddressMapping(spec, cfg.mapping.order, cfg.mapping.xor_bank)
     ratio = cfg.frontend.cpu_cycles_per_dram_cycle
+    nda = cfg.nda if cfg.nda.enabled else None
+    geom = nda_mod.Geometry.from_dram(cfg.dram)
+    # packetized NDA interface: host requests reach the module-side scheduler this much
+    # later, and their latency (from the trace's arrival) includes it
+    hop = nda.packet_latency_cycles if nda and nda.interface == "packetized" else 0
     writer = None
     ok = False
     per_bank_rw = np.zeros((spec.banks_per_rank * spec.ranks * spec.channels, 2), np.int64)
     ecc_on = spec.ecc is not None and spec.ecc.scheme != "none"
     try:
         if cmd_log is not None:
-            columns = LOG_COLUMNS + (KIND_COLUMN,) if ecc_on else LOG_COLUMNS
-            writer = CommandLogWriter(cmd_log, columns, spec.time_scale)
+            writer = CommandLogWriter(cmd_log, columns_for(cfg, spec), spec.time_scale)
         engine = Engine(cfg, spec, timed=timed, tick=tick, log_sink=writer)
         # the ECC variant is fed each request's extra accesses right after it
         expander = Expander(spec.ecc, spec) if engine.ecc_state is not None else None
@@ -164,14 +169,18 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
         for chunk in chunks:
             addr = mapping.check(chunk.addr, source, chunk.line, wrap_addresses)
             d = mapping.decode(addr)
+            bank, row = d.bank, d.row
+            if nda is not None:
+                bank, row = nda_mod.host_remap(bank, row, geom, nda)
             if timed:
                 arrival = chunk.cycle if ratio == 1.0 else _dram_cycles(chunk, ratio, source)
+                if hop:
+                    arrival = arrival + hop
             else:
                 arrival = chunk.cycle
             if expander is None:
-                engine.feed(arrival, chunk.is_write, d.bank, d.row, d.column)
+                engine.feed(arrival, chunk.is_write, bank, row, d.column)
                 w = np.asarray(chunk.is_write, bool)
-                bank = d.bank
             else:
                 x = expander.expand(fed, arrival, chunk.is_write, d.bank, d.row, d.column)
                 engine.feed(x.arrival, x.is_write, x.bank, x.row, x.column, ids=x.ids)
@@ -201,7 +210,10 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
                   rank_stats=engine.rank_activity(),
                   cycles=engine.final_cycle, wall_seconds=wall,
                   jit_seconds=t0 - t_jit, jit_compiled=compiled,
-                  trace=dict(trace_info or {}), ecc=ecc_stats)
+                  trace=dict(trace_info or {}), ecc=ecc_stats,
+                  nda=(nda_mod.counters(engine.X[engine_core.X_NDA]) if nda is not None
+                       else None),
+                  latency_offset_cycles=hop)
 
 
 # Arrival cycles must stay well inside int64 (the engine adds latencies to them).

@@ -61,7 +61,8 @@ if TYPE_CHECKING:
 # pandas, numba and the engine are imported where needed, so that registering the
 # ``sweep`` command costs the CLI nothing.
 
-SPEC_KEYS = ("name", "description", "base", "traces", "grid", "points", "overrides")
+SPEC_KEYS = ("name", "description", "base", "traces", "grid", "variants", "points",
+             "overrides")
 BACKENDS = ("local", "dask")
 RESULTS_PARQUET = "results.parquet"
 RESULTS_CSV = "results.csv"
@@ -291,10 +292,28 @@ def load_spec(spec) -> Sweep:
         if k in overrides:
             raise SpecError(f"grid.{k}: also set in overrides; set it in one place")
 
+    variants = data.get("variants")
+    if variants is not None:
+        if not isinstance(variants, list) or not variants:
+            raise SpecError(f"variants: expected a non-empty list of mappings of dotted keys, "
+                            f"got {variants!r}")
+        for i, v in enumerate(variants):
+            if not isinstance(v, dict) or not v:
+                raise SpecError(f"variants[{i}]: expected a non-empty mapping of dotted "
+                                f"config keys to values, got {v!r}")
+            for k in v:
+                _check_key(k, f"variants[{i}]")
+                if k in grid:
+                    raise SpecError(f"variants[{i}].{k}: also a grid key; set it in one place")
     extra = data.get("points") or []
     if not isinstance(extra, list):
         raise SpecError(f"points: expected a list of mappings of dotted keys, got {extra!r}")
-    raw_points = [(f"grid point {i}", p) for i, p in enumerate(expand_grid(grid))]
+    grid_points = expand_grid(grid) if grid or not variants else [{}]
+    if variants:
+        raw_points = [(f"grid point {i} variant {j}" if grid else f"variants[{j}]", {**p, **v})
+                      for i, p in enumerate(grid_points) for j, v in enumerate(variants)]
+    else:
+        raw_points = [(f"grid point {i}", p) for i, p in enumerate(grid_points)]
     for i, p in enumerate(extra):
         if not isinstance(p, dict) or not p:
             raise SpecError(f"points[{i}]: expected a non-empty mapping of dotted config keys "
@@ -306,6 +325,8 @@ def load_spec(spec) -> Sweep:
         raw_points = [("base config", {})]
 
     params = list(grid)
+    for v in variants or []:
+        params.extend(k for k in v if k not in params)
     for _, p in raw_points:
         params.extend(k for k in p if k not in params)
 

@@ -33,6 +33,8 @@ PRESETS = ("ddr4_2400_x8_1ch1r", "ddr4_3200_x8_2ch2r")
 # presets with an ECC scheme (tests/test_ecc.py runs them)
 ECC_PRESETS = ("ddr4_2400_x4_1ch1r_chipkill", "ddr4_2400_x8_1ch1r_secded",
                "ddr4_3200_x8_2ch2r_lockstep")
+# presets with near-data accelerators (test_nda.py runs them)
+NDA_PRESETS = ("ddr4_2400_x8_1ch2r_nda_axpy", "ddr4_2400_x8_1ch4r_nda_dot")
 SCHEDULERS = ("fcfs", "frfcfs", "frfcfs_cap")
 PAGE_POLICIES = ("open", "closed", "timeout")
 NO_REFRESH = ("dram.refresh=false",)
@@ -42,7 +44,7 @@ HOST_KEYS = HOST_METRICS
 
 LOG_DTYPES = {"cycle": "int64", "channel": "int64", "rank": "int64", "bankgroup": "int64",
               "bank": "int64", "row": "int64", "column": "int64", "command": "string",
-              "request": "int64"}
+              "request": "int64", "source": "string"}
 
 
 def resolve(cfg=None, overrides=()):
@@ -150,18 +152,31 @@ def comparable(result) -> str:
     return json.dumps(sim_summary(result), sort_keys=True, default=str)
 
 
-def conservation_errors(log: pd.DataFrame, addr, is_write, mapping: AddressMapping) -> list:
+def conservation_errors(log: pd.DataFrame, addr, is_write, mapping: AddressMapping,
+                        nda_cfg=None) -> list:
     """Why the command log does not serve every request exactly once, in its direction,
-    at its decoded channel/rank/bank group/bank/row/column (empty list: it does)."""
+    at its decoded channel/rank/bank group/bank/row/column (empty list: it does). With
+    near-data accelerators (``nda_cfg``, the config's nda section) the host's decoded
+    banks are those of its policy (bank_partition folds them) and the log's NDA rows are
+    left out."""
     s = mapping.spec
     d = mapping.decode(np.asarray(addr, np.int64))
+    bank, row = d.bank, d.row
+    if nda_cfg is not None and nda_cfg.enabled:
+        from memsim import nda
+
+        bank, row = nda.host_remap(bank, row, nda.Geometry(
+            s.bankgroups, s.banks_per_group, s.rows, s.bursts_per_row,
+            s.channels * s.ranks), nda_cfg)
+    if "source" in log.columns:
+        log = log[log["source"] == "host"]
     per_rank = s.bankgroups * s.banks_per_group
     want = pd.DataFrame({
-        "channel": d.bank // (s.ranks * per_rank),
-        "rank": (d.bank // per_rank) % s.ranks,
-        "bankgroup": (d.bank // s.banks_per_group) % s.bankgroups,
-        "bank": d.bank % s.banks_per_group,
-        "row": d.row,
+        "channel": bank // (s.ranks * per_rank),
+        "rank": (bank // per_rank) % s.ranks,
+        "bankgroup": (bank // s.banks_per_group) % s.bankgroups,
+        "bank": bank % s.banks_per_group,
+        "row": row,
         "column": d.column,
     })
     errors = []

@@ -168,7 +168,8 @@ def test_one_cycle_early_breaks_exactly_that_rule(rows, rule, earlier_line, over
 
 
 def test_every_rule_name_is_exercised():
-    named = {c[2] for c in TIMING_CASES} | {"bank_state", "refresh_interval"}
+    # (rank_cmd binds two sources: its one-cycle tests are in test_nda.py)
+    named = {c[2] for c in TIMING_CASES} | {"bank_state", "refresh_interval", "rank_cmd"}
     assert named == set(RULE_NAMES)
 
 
@@ -326,7 +327,7 @@ def test_check_file_reads_gzip_and_ignores_extra_columns(tmp_path):
     rows = [act(0), rd(16), rd(21), pre(60)]
     df = frame(rows)
     df["request"] = [7, 8, 9, -1]
-    df["source"] = ["core0"] * 4
+    df["core"] = ["core0"] * 4  # (``source`` is not extra: host / nda, see test_nda.py)
     df["subbank"] = 0
     path = tmp_path / "commands.csv.gz"
     df.to_csv(path, index=False, compression="gzip")

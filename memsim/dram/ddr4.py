@@ -167,6 +167,33 @@ ONDIE_CONSTRAINTS = (
     ("bankgroup", _WR, _WR, "tCCD_L + tRMW", 1, False),
 )
 
+# --- near-data accelerators: a second command source per rank (memsim.engine.nda) ---
+# The two sources of a rank, and the source pairs (earlier -> later command) each scope
+# of the table above binds. An NDA sits beside its rank and drives the rank's command
+# and data pins itself: between host and NDA commands (either way) and between NDA
+# commands every bank, bank-group and rank rule holds (shared banks and row buffers,
+# tRCD / tRAS / tRP / tRC / tRTP / tWR; the bank group's and the chips' shared data
+# paths, tCCD_S/L and the read/write turnarounds tWTR_S/L and RD->WR; activation power,
+# tRRD_S/L and tFAW; refresh, PREA). The channel's command bus and the rank-to-rank
+# hand-over of the channel's data bus (tRTRS) concern host commands only: NDA commands
+# use neither. (The engine keeps one table of earliest cycles per node for both
+# sources, so a scope binds either every pair or host -> host only; spec.py checks.)
+SOURCES = ("host", "nda")
+_ALL_PAIRS = (("host", "host"), ("host", "nda"), ("nda", "host"), ("nda", "nda"))
+SOURCE_SCOPES = {
+    "channel": (("host", "host"),),
+    "rank": _ALL_PAIRS,
+    "bankgroup": _ALL_PAIRS,
+    "bank": _ALL_PAIRS,
+    "other_rank": (("host", "host"),),
+}
+# Rules that exist only with a second source: a rank takes one command per cycle, from
+# either source (its command pins). Between host commands the channel's command bus
+# already says so.
+NDA_CONSTRAINTS = (
+    ("rank", COMMANDS, COMMANDS, "1", 1, False),
+)
+
 
 def resolve_timings(speed: str, org: str, density_gbit: int, overrides=None) -> dict:
     """Return every timing parameter of one device as a flat ``{name: cycles}`` dict.

@@ -68,6 +68,10 @@ class DeviceSpec:
     ecc: ecc_mod.Interface | None = None
     time_scale: int = 1
     request_bytes: int = ddr4.BURST_BYTES
+    # Near-data accelerators (nda.enabled): per scope (the four levels, then other
+    # rank), 1 if NDA commands obey and set that scope's rules (the standard's
+    # SOURCE_SCOPES); all 0 without NDAs.
+    nda_scopes: tuple = (0, 0, 0, 0, 0)
 
     @property
     def banks_per_rank(self) -> int:
@@ -136,7 +140,9 @@ def build(cfg) -> DeviceSpec:
 
     latency = np.full((N_CMD, N_SCOPES, N_CMD), NO_CONSTRAINT, np.int64)
     windows = []  # (prev, scope, next, size, latency)
-    for level, prevs, nexts, expr, window, other in std.CONSTRAINTS + iface.extra_constraints():
+    nda = getattr(cfg, "nda", None) is not None and cfg.nda.enabled
+    rows = std.CONSTRAINTS + iface.extra_constraints() + (std.NDA_CONSTRAINTS if nda else ())
+    for level, prevs, nexts, expr, window, other in rows:
         scope = SCOPE_OTHER_RANK if other else LEVEL[level]
         if window > 1 and len(nexts) != 1:
             raise ValueError(f"constraint {expr!r}: a windowed rule must name one next command")
@@ -167,7 +173,27 @@ def build(cfg) -> DeviceSpec:
         window_next=w[:, 2].copy(), window_size=w[:, 3].copy(),
         window_latency=w[:, 4].copy(), ecc=iface, time_scale=scale,
         request_bytes=std.BURST_BYTES,
+        nda_scopes=nda_scopes(std) if nda else (0, 0, 0, 0, 0),
     )
+
+
+def nda_scopes(std) -> tuple[int, ...]:
+    """Which scopes bind NDA commands (1) and which the host's only (0), from the
+    standard's SOURCE_SCOPES. The engine keeps one earliest-cycle table per node for
+    both sources, so each scope must bind all four source pairs or host -> host only."""
+    names = list(ddr4.LEVELS) + ["other_rank"]
+    every = {(a, b) for a in std.SOURCES for b in std.SOURCES}
+    out = []
+    for name in names:
+        pairs = set(std.SOURCE_SCOPES[name])
+        if pairs == every:
+            out.append(1)
+        elif pairs == {(std.SOURCES[0], std.SOURCES[0])}:
+            out.append(0)
+        else:
+            raise ValueError(f"SOURCE_SCOPES[{name!r}]: the engine needs every source pair "
+                             f"or host -> host only, got {sorted(pairs)}")
+    return tuple(out)
 
 
 def _check_column_symmetry(latency: np.ndarray) -> None:

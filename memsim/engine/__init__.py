@@ -11,9 +11,11 @@ import math
 import numpy as np
 
 from memsim import ecc as ecc_mod
+from memsim import nda as nda_mod
 from memsim.dram import spec as spec_mod
 from memsim.engine import core
 from memsim.engine import ecc as ecc_engine
+from memsim.engine import nda as nda_engine
 
 SCHEDULERS = {
     "fcfs": core.SCHED_FCFS,  # oldest request whose next command is ready first
@@ -29,6 +31,14 @@ PAGE_POLICIES = {
 
 assert {n: i for i, n in enumerate(("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF"))} \
     == spec_mod.CMD, "command ids out of sync between memsim.dram.spec and the engine"
+assert nda_mod.POLICIES == {"host_first": nda_engine.POL_HOST_FIRST,
+                            "time_slice": nda_engine.POL_TIME_SLICE,
+                            "bank_partition": nda_engine.POL_BANK_PARTITION,
+                            "row_hit_cap": nda_engine.POL_ROW_HIT_CAP}, \
+    "NDA policy ids out of sync between memsim.nda and memsim.engine.nda"
+assert (nda_mod.SEG_LINEAR, nda_mod.SEG_GATHER) == (nda_engine.SEG_LINEAR,
+                                                    nda_engine.SEG_GATHER)
+assert nda_engine.LOG_SOURCE == core.LOG_COLS, "the NDA's source column follows the nine"
 assert (ecc_engine.KIND_MASK, ecc_engine.FLAG_PARK, ecc_engine.FLAG_PAIR, ecc_engine.ID_SHIFT,
         ecc_engine.KIND_RMW_READ, ecc_engine.KIND_ECC_READ, ecc_engine.KIND_ECC_WRITE) == (
     ecc_mod.KIND_MASK, ecc_mod.FLAG_PARK, ecc_mod.FLAG_PAIR, ecc_mod.ID_SHIFT,
@@ -135,12 +145,16 @@ class Engine:
             bank_stats=np.zeros((nb, core.BS_LEN), i64),
             rank_stats=np.zeros((nch * nr, core.RS_LEN), i64),
             hist=np.zeros((2, core.HIST_SIZE), i64),
-            log=np.zeros((log_capacity if log_sink is not None else 1, core.LOG_COLS), i64),
+            log=np.zeros((log_capacity if log_sink is not None else 1,
+                          nda_engine.LOG_COLS if cfg.nda.enabled else core.LOG_COLS), i64),
         )
         # the compiled loop variant and its mechanisms' state (none in plain DDR4: every
         # slot of X is a placeholder)
         self.features = core.F_NONE
         self.X = tuple(np.zeros(1, i64) for _ in range(core.X_LEN))
+        if cfg.nda.enabled:
+            self.features |= core.F_NDA
+            self._set_x(core.X_NDA, nda_mod.engine_state(cfg, spec))
         # ECC: the command log gets a kind column; the engine's ECC variant when accesses
         # must be told apart (extra accesses, a decode latency at the controller)
         iface = spec.ecc
@@ -193,6 +207,9 @@ class Engine:
             status = self.loop(self.P, self.T, S, self.X, *args, np.int64(self.requests_fed),
                                     final)
             self._flush_log()
+            if status == core.STUCK:
+                raise RuntimeError(f"engine stuck at cycle {int(F[core.F_NOW])}: no event "
+                                   f"can come (a memsim bug; please report it)")
             if status != core.LOG_FULL:
                 break
         self.requests_fed += len(arrival)
@@ -218,11 +235,19 @@ class Engine:
             if self._log_kinds:
                 block = ecc_mod.decode_log(block, bool(self.features & core.F_ECC))
             self.log_sink(block)
+            if self.S.log.shape[1] > core.LOG_COLS:
+                self.S.log[:n, nda_engine.LOG_SOURCE] = nda_engine.SRC_HOST  # (host rows
+                # leave the source column as it is: host, unless an NDA row wrote there)
         self.S.F[core.F_LOG_LEN] = 0
 
     @property
     def final_cycle(self) -> int:
-        return int(self.S.F[core.F_FINAL_CYCLE])
+        """The end of the run: the last data burst of the host's requests, or of the
+        NDAs' accesses if later."""
+        end = int(self.S.F[core.F_FINAL_CYCLE])
+        if self.features & core.F_NDA:
+            end = max(end, int(self.X[core.X_NDA].glob[nda_engine.GL_FINAL]))
+        return end
 
     def rank_activity(self) -> np.ndarray:
         """Per rank (channel-major): the engine's rank_stats with RS_ACTIVE completed up

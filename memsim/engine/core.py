@@ -58,6 +58,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from memsim.engine import nda
+
 # Command ids (must match memsim.dram.spec.CMD; checked there at import).
 ACT, PRE, PREA, RD, WR, RDA, WRA, REF = range(8)
 N_CMD = 8
@@ -408,6 +410,8 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
         _count_turnaround(S.counters, S.q_arr[q, ch], S.q_bank[q, ch], S.rank_of,
                           S.q_head[q, ch], S.q_len[q, ch], P[P_QMASK], q,
                           S.last_dir[ch] != q, rk, start - S.last_end[ch], start)
+    if features & F_NDA:
+        nda.host_column(S, X[X_NDA], ch, rk, q, start, end, S.q_arr[q, ch, i])
     S.last_dir[ch] = q
     S.last_rank[ch] = rank_in_ch
     S.last_end[ch] = end
@@ -559,7 +563,18 @@ def _forecast(S, ch, nxt, n_soon, ready, b, hit):
 
 
 @njit(**_INLINE)
-def _bank_phase(P, S, ch, t, q, scan):
+def _host_blocked(S, X, rk, t, features):
+    """Rank ``rk`` takes no host command at ``t``: a refresh is due on it, or (NDA
+    variants) its near-data accelerator owns it."""
+    if S.ref_pending[rk] != 0:
+        return True
+    if features & F_NDA:
+        return nda.host_blocked(X[X_NDA], rk, t)
+    return False
+
+
+@njit(**_INLINE)
+def _bank_phase(P, S, X, ch, t, q, scan, features):
     """Phase 1 of scheduling, per bank: every queued request of a bank needs one of two
     commands (the column command if it hits the open row, else ACT or PRE), so
     readiness is computed per bank, not per request. Marks the banks with a ready
@@ -586,7 +601,7 @@ def _bank_phase(P, S, ch, t, q, scan):
     nxt = INF
     n_soon = 0
     for rk in range(ch * P[P_NRANK], (ch + 1) * P[P_NRANK]):
-        if S.ref_pending[rk] != 0:
+        if _host_blocked(S, X, rk, t, features):
             continue
         # the channel and rank parts of each command's readiness, once per rank
         b0 = rk * per_rank
@@ -630,7 +645,7 @@ def _bank_phase(P, S, ch, t, q, scan):
 
 
 @njit(**_INLINE)
-def _activated_ready(P, S, ch, t, q):
+def _activated_ready(P, S, X, ch, t, q, features):
     """The queue slot of the oldest activated, not yet served request of queue ``q``
     (the one the write mode is not serving) whose column command is ready, or -1; and
     the earliest cycle at which such a command becomes ready."""
@@ -639,7 +654,7 @@ def _activated_ready(P, S, ch, t, q):
     nxt = INF
     for k in range(S.n_owned[ch]):
         b = S.owned[ch, k]
-        if S.owner_q[b] != q or S.ref_pending[S.rank_of[b]] != 0:
+        if S.owner_q[b] != q or _host_blocked(S, X, S.rank_of[b], t, features):
             continue  # (a due refresh closes the row first)
         ready = _ready(S, RD + q, b)
         if ready <= t:
@@ -681,7 +696,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
     if S.n_owned_q[1 - q, ch] > 0:
         # requests activated before the write mode changed: their rows serve them first
         # (in the mode's own queue they are row hits like any other)
-        owner_slot, owner_next = _activated_ready(P, S, ch, t, 1 - q)
+        owner_slot, owner_next = _activated_ready(P, S, X, ch, t, 1 - q, features)
         if owner_slot >= 0:
             _issue_column(P, T, S, X, t, 1 - q, ch, owner_slot, features)
             return t + 1
@@ -712,7 +727,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
                 any_ready = True
         bank_next = INF
     else:
-        any_ready, any_hit_ready, bank_next = _bank_phase(P, S, ch, t, q, scan)
+        any_ready, any_hit_ready, bank_next = _bank_phase(P, S, X, ch, t, q, scan, features)
 
     # Phase 2, only when something is ready: pick the request, oldest first. Without a
     # ready row hit the oldest request with a ready command wins, so stop there.
@@ -774,7 +789,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
     if clean:
         # nothing could issue after all (hits held back by the row-hit cap): the full
         # bank phase finds when something next becomes ready
-        any_ready, any_hit_ready, bank_next = _bank_phase(P, S, ch, t, q, scan)
+        any_ready, any_hit_ready, bank_next = _bank_phase(P, S, X, ch, t, q, scan, features)
     S.clean_at[ch] = bank_next
     if bank_next < nxt:
         nxt = bank_next
@@ -785,7 +800,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
         for b in range(b0, b0 + P[P_NRANK] * per_rank):
             if S.open_row[b] < 0 or S.pending[0, b] + S.pending[1, b] != 0:
                 continue
-            if S.ref_pending[S.rank_of[b]] != 0:
+            if _host_blocked(S, X, S.rank_of[b], t, features):
                 continue
             ready = _ready(S, PRE, b)
             due = S.last_use[b] + P[P_TIMEOUT]
@@ -801,7 +816,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
 
 # ---------------------------------------------------------------- the loop
 
-NEED_INPUT, DONE, LOG_FULL = 0, 1, 2
+NEED_INPUT, DONE, LOG_FULL, STUCK = 0, 1, 2, 3
 
 
 # Feature bits. Each compiled variant of the loop has a fixed set, given to make_loop,
@@ -819,9 +834,25 @@ F_ECC = 16  # accesses of several kinds: ECC extra accesses, decode latency (eng
 X_SUBBANK, X_NDA, X_CORES, X_STEP, X_ECC, X_LEN = range(6)
 
 
+def _mechanism_sources(features: int) -> str:
+    """A digest of the source of the mechanism modules compiled into a variant. numba's
+    disk cache knows a compiled loop by this file (its time stamp) and by the loop's
+    closure, not by the modules whose helpers are inlined into it: the digest goes into
+    the closure, so that editing such a module compiles the variant anew."""
+    import hashlib
+    from pathlib import Path
+
+    h = hashlib.sha256()
+    for bit, module in ((F_NDA, nda), (F_ECC, ecc_engine)):
+        if features & bit:
+            h.update(Path(module.__file__).read_bytes())
+    return h.hexdigest()[:16] if features else ""
+
+
 def make_loop(features: int):
     """The loop compiled for one set of feature bits (numba caches each variant on disk
-    apart: the closure's ``features`` is part of its cache key)."""
+    apart: the closure's ``features`` and ``sources`` are part of its cache key)."""
+    sources = _mechanism_sources(features)
 
     @njit(**_COMPILED)
     def run_chunk(P, T, S, X, arrival, is_write, bank, row, col, req_base, final):
@@ -829,7 +860,10 @@ def make_loop(features: int):
         column already decoded); ``X`` is the state of the variant's mechanisms. Returns
         NEED_INPUT when the chunk has entered the controller and ``final`` is false,
         LOG_FULL when the command-log buffer must be flushed (call again with the same
-        chunk), or DONE when every request has completed."""
+        chunk), or DONE when every request has completed (STUCK: no event can ever
+        come, a bug the caller reports)."""
+        if features < 0:  # never: puts ``sources`` in the closure (the cache key)
+            return len(sources)
         n = arrival.size
         nch = P[P_NCH]
         timed = P[P_TIMED] != 0
@@ -837,10 +871,13 @@ def make_loop(features: int):
         tick = P[P_TICK] != 0
         log_on = P[P_LOG] != 0
         log_cap = S.log.shape[0]
+        log_room = nch  # commands a cycle can add to the log
+        if features & F_NDA:
+            log_room = nch * (1 + P[P_NRANK])  # and one per rank's NDA
         F = S.F
         t = F[F_NOW]
         while True:
-            if log_on and F[F_LOG_LEN] + nch > log_cap:
+            if log_on and F[F_LOG_LEN] + log_room > log_cap:
                 F[F_NOW] = t
                 return LOG_FULL
 
@@ -903,12 +940,20 @@ def make_loop(features: int):
                 for ch in range(nch):
                     if S.q_len[0, ch] + S.q_len[1, ch] > 0:
                         busy = True
+                if features & F_NDA:
+                    if nda.unfinished(X[X_NDA]):
+                        busy = True  # a kernel that does not repeat runs to its end
+                    elif not busy:
+                        nda.finish(X[X_NDA], t)
                 if not busy:  # every request has been served
                     F[F_NOW] = t
                     return DONE
 
             # --- channels
             for ch in range(nch):
+                if features & F_NDA:
+                    # the NDAs of the channel's ranks first: one command per rank
+                    nda.step(P, T, S, X[X_NDA], ch, t, tick)
                 if tick or S.ch_next[ch] <= t:
                     S.ch_next[ch] = _schedule_channel(P, T, S, X, ch, t, features)
 
@@ -920,6 +965,13 @@ def make_loop(features: int):
             for ch in range(nch):
                 if S.ch_next[ch] < nxt:
                     nxt = S.ch_next[ch]
+            if features & F_NDA:
+                cand = nda.next_event(X[X_NDA])
+                if cand < nxt:
+                    nxt = cand
+                if nxt >= INF and idx == n:
+                    F[F_NOW] = t
+                    return STUCK  # nothing can ever happen again (a bug: reported)
             if idx < n and not blocked_full:
                 if timed:
                     cand = arrival[idx]
