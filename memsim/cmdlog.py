@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memsim.dram.ddr4 import COMMANDS
+from memsim.dram.subbank import COMMANDS  # DDR4's, then SA_SEL (sub-arrays, MASA)
 from memsim.outfile import OutputFile
 
 
@@ -37,6 +37,7 @@ COLUMNS: tuple[LogColumn, ...] = (
     LogColumn("column"),
     LogColumn("command", names=tuple(COMMANDS)),
     LogColumn("request"),
+    LogColumn("subbank"),  # sub-bank / sub-array within the bank; 0 without sub-banks
 )
 HEADER = ",".join(c.name for c in COLUMNS) + "\n"
 GZIP_LEVEL = 3  # about 3x faster than the default, files ~15% larger

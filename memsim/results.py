@@ -72,6 +72,10 @@ class Result:
     trace: dict = field(default_factory=dict)  # path, format, bytes, bad_lines, ...
     jit_seconds: float = 0.0  # compiling / loading the compiled engine, before the run
     jit_compiled: bool = False  # True if jit_seconds was a compilation (not a cache load)
+    # sub-banks only (memsim.sim._subbank_stats): the sub-bank engine's counters
+    # (memsim.engine.subbank.ZC_*) and open-unit / busy-bank cycles; bank_stats then
+    # has one row per sub-bank
+    subbank: dict | None = None
 
     # ------------------------------------------------------------------ metrics
     @property
@@ -97,26 +101,64 @@ class Result:
         return pd.Series(h[nz], index=pd.Index(_HIST_VALUES[nz], name="latency_cycles"),
                          name=f"{kind}_count")
 
-    def _bank_columns(self) -> dict[str, np.ndarray]:
-        """The per-bank table as columns of numpy arrays."""
+    def _bank_columns(self, subbanks: bool = False) -> dict[str, np.ndarray]:
+        """The per-bank table as columns of numpy arrays (``subbanks``: one row per
+        sub-bank, with a ``subbank`` column)."""
         s = self.spec
-        b = np.arange(len(self.bank_stats))
+        sb = getattr(s, "subbanks_per_bank", 1)
+        stats = self.bank_stats
+        if not subbanks and sb > 1:
+            stats = stats.reshape(-1, sb, stats.shape[1]).sum(axis=1)
+        b = np.arange(len(stats))
+        sub = None
+        if subbanks:
+            b, sub = b // sb, b % sb
         per_rank = s.bankgroups * s.banks_per_group
         cols = {"channel": b // (s.ranks * per_rank), "rank": (b // per_rank) % s.ranks,
                 "bankgroup": (b // s.banks_per_group) % s.bankgroups,
                 "bank": b % s.banks_per_group}
+        if sub is not None:
+            cols["subbank"] = sub
         for j, name in enumerate(BANK_COLUMNS):
-            cols[name] = self.bank_stats[:, j]
+            cols[name] = stats[:, j]
         served = cols["hits"] + cols["misses"] + cols["conflicts"]
         cols["hit_rate"] = np.divide(cols["hits"], served, out=np.zeros(len(b)),
                                      where=served > 0)
         return cols
 
     def per_bank(self) -> pd.DataFrame:
-        """One row per bank: requests served, row-buffer outcomes and activates."""
+        """One row per bank: requests served, row-buffer outcomes and activates (with
+        sub-banks: summed over the bank's sub-banks)."""
         import pandas as pd
 
         return pd.DataFrame(self._bank_columns())
+
+    def per_subbank(self) -> pd.DataFrame:
+        """One row per sub-bank (sub-array): the per-bank table, a level further down.
+        Without sub-banks: the per-bank table with ``subbank`` 0."""
+        import pandas as pd
+
+        return pd.DataFrame(self._bank_columns(subbanks=True))
+
+    def _subbank_summary(self) -> dict:
+        """The sub-bank section of the summary: shared-resource conflicts, column
+        commands by data bus, effective bank parallelism, SA_SEL count."""
+        from memsim.engine import subbank as z
+
+        c = self.subbank["counters"]
+        busy = self.subbank["busy_bank_cycles"]
+        conflicts = {}
+        for k, name in enumerate(z.RESOURCES):
+            conflicts[name] = {"count": int(c[2 * k]), "stall_cycles": int(c[2 * k + 1])}
+        return {
+            "scheme": self.spec.subbank_scheme,
+            "per_bank": self.spec.subbanks_per_bank,
+            "open_rows_per_busy_bank": self.subbank["open_unit_cycles"] / busy if busy else 0.0,
+            "bankgroup_column_pairs": {"same_bus": int(c[z.ZC_PAIR_SAME_BUS]),
+                                       "other_bus": int(c[z.ZC_PAIR_OTHER_BUS])},
+            "sa_sel": int(c[z.ZC_SASEL]),
+            "resource_conflicts": conflicts,
+        }
 
     def _rank_columns(self) -> dict[str, np.ndarray]:
         """The per-bank table summed over each rank (channel-major), plus the rank's
@@ -183,9 +225,13 @@ class Result:
         served = hits + misses + conflicts
         lat_r, lat_w = self._latency(0), self._latency(1)
         commands = {name: int(c[core.C_CMD + i]) for i, name in enumerate(COMMANDS)}
+        sub = None
+        if self.subbank is not None:
+            sub = self._subbank_summary()
+            commands["SA_SEL"] = sub["sa_sel"]
         total = self.reads + self.writes
         e = self._energy()
-        return {
+        out = {
             "memsim_version": __version__,
             "cycles": int(self.cycles),
             "sim_time_ns": sim_ns,
@@ -220,6 +266,11 @@ class Result:
             "trace": dict(self.trace),
             "config": self.config,
         }
+        if sub is not None:  # after the device metrics, before the host's
+            items = list(out.items())
+            at = [k for k, _ in items].index("wall_seconds")
+            out = dict(items[:at] + [("subbanks", sub)] + items[at:])
+        return out
 
     def to_frame(self) -> pd.DataFrame:
         """One row, one column per metric (dotted names); config keys as ``config.*``."""
@@ -230,8 +281,10 @@ class Result:
     # ------------------------------------------------------------------ output
     def write_json(self, path) -> None:
         s = self.summary()
-        for key, cols in (("per_bank", self._bank_columns()),
-                          ("per_rank", self._rank_columns())):
+        tables = [("per_bank", self._bank_columns()), ("per_rank", self._rank_columns())]
+        if self.subbank is not None:
+            tables.append(("per_subbank", self._bank_columns(subbanks=True)))
+        for key, cols in tables:
             s[key] = [dict(zip(cols, row, strict=True))
                       for row in zip(*(c.tolist() for c in cols.values()), strict=True)]
         s["latency_histogram_cycles"] = {
@@ -275,6 +328,7 @@ class Result:
                                       for k, v in ta.items())),
             ("commands", "  ".join(f"{k} {v:,}" for k, v in cmd.items())),
             ("bus utilization", f"{s['bus_utilization']:.3f}"),
+            *_subbank_lines(s),
             ("energy nJ", f"total {en['total']:,.1f}  (" + "  ".join(
                 f"{k} {en[k]:,.1f}" for k in energy.PARTS) + f"); {s['power_mw']['average']:,.1f}"
                 f" mW average, {s['energy_pj_per_bit']:.2f} pJ/bit"),
@@ -285,6 +339,23 @@ class Result:
         ]
         width = max(len(k) for k, _ in rows)
         return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+
+def _subbank_lines(s: dict) -> list[tuple[str, str]]:
+    sub = s.get("subbanks")
+    if sub is None:
+        return []
+    rc = sub["resource_conflicts"]
+    pairs = sub["bankgroup_column_pairs"]
+    return [
+        ("sub-banks", f"{sub['scheme']}, {sub['per_bank']} per bank: "
+                      f"{sub['open_rows_per_busy_bank']:.3f} open rows per busy bank, "
+                      f"same-group column pairs {pairs['same_bus']:,} on one bus / "
+                      f"{pairs['other_bus']:,} across buses, SA_SEL {sub['sa_sel']:,}"),
+        ("resource conflicts", ", ".join(f"{k.replace('_', ' ')} {v['count']:,} "
+                                         f"({v['stall_cycles']:,} stall cycles)"
+                                         for k, v in rc.items())),
+    ]
 
 
 def _skipped(trace: dict) -> str:

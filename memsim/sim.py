@@ -139,11 +139,13 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
     called with the number of requests of each chunk fed; ``notify`` prints a line to
     stderr when the engine has to be compiled first."""
     spec = spec_mod.build(cfg)
-    mapping = AddressMapping(spec, cfg.mapping.order, cfg.mapping.xor_bank)
+    mapping = AddressMapping.from_config(cfg, spec)
     ratio = cfg.frontend.cpu_cycles_per_dram_cycle
     writer = None
     ok = False
-    per_bank_rw = np.zeros((spec.banks_per_rank * spec.ranks * spec.channels, 2), np.int64)
+    # per bank (with sub-banks: per sub-bank) requests by direction
+    per_bank_rw = np.zeros((spec.banks_per_rank * spec.ranks * spec.channels
+                            * spec.subbanks_per_bank, 2), np.int64)
     try:
         writer = CommandLogWriter(cmd_log) if cmd_log is not None else None
         engine = Engine(cfg, spec, timed=timed, tick=tick, log_sink=writer)
@@ -178,7 +180,20 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
                   rank_stats=engine.rank_activity(),
                   cycles=engine.final_cycle, wall_seconds=wall,
                   jit_seconds=t0 - t_jit, jit_compiled=compiled,
-                  trace=dict(trace_info or {}))
+                  trace=dict(trace_info or {}), subbank=_subbank_stats(engine))
+
+
+def _subbank_stats(engine) -> dict | None:
+    """The sub-bank engine's counters and open-unit integral, or None without
+    sub-banks."""
+    z = engine.subbank_state
+    if z is None:
+        return None
+    from memsim.engine import subbank
+
+    open_cycles, busy_cycles = subbank.finish(z, engine.final_cycle)
+    return {"counters": z.counters.copy(), "open_unit_cycles": open_cycles,
+            "busy_bank_cycles": busy_cycles}
 
 
 # Arrival cycles must stay well inside int64 (the engine adds latencies to them).

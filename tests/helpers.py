@@ -39,14 +39,14 @@ HOST_KEYS = HOST_METRICS
 
 LOG_DTYPES = {"cycle": "int64", "channel": "int64", "rank": "int64", "bankgroup": "int64",
               "bank": "int64", "row": "int64", "column": "int64", "command": "string",
-              "request": "int64"}
+              "request": "int64", "subbank": "int64"}
 
 
 def resolve(cfg=None, overrides=()):
     """(Config, DeviceSpec, AddressMapping) of a preset / dict plus overrides."""
     cfg = config.load(cfg, overrides)
     spec = spec_mod.build(cfg)
-    return cfg, spec, AddressMapping(spec, cfg.mapping.order, cfg.mapping.xor_bank)
+    return cfg, spec, AddressMapping.from_config(cfg, spec)
 
 
 def addresses(mapping: AddressMapping, fields) -> np.ndarray:
@@ -102,7 +102,8 @@ def violations(path, cfg=None, overrides=()):
     """Protocol-checker violations of a command log under the given config."""
     c, spec, _ = resolve(cfg, overrides)
     return check.check_file(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
-                            spec.banks_per_group, refresh=c.dram.refresh)
+                            spec.banks_per_group, refresh=c.dram.refresh,
+                            subbank=check.subbank_rules(c))
 
 
 # ---------------------------------------------------------------- synthetic traces
@@ -148,13 +149,16 @@ def conservation_errors(log: pd.DataFrame, addr, is_write, mapping: AddressMappi
     s = mapping.spec
     d = mapping.decode(np.asarray(addr, np.int64))
     per_rank = s.bankgroups * s.banks_per_group
+    sb = s.subbanks_per_bank
+    bank = d.bank // sb
     want = pd.DataFrame({
-        "channel": d.bank // (s.ranks * per_rank),
-        "rank": (d.bank // per_rank) % s.ranks,
-        "bankgroup": (d.bank // s.banks_per_group) % s.bankgroups,
-        "bank": d.bank % s.banks_per_group,
+        "channel": bank // (s.ranks * per_rank),
+        "rank": (bank // per_rank) % s.ranks,
+        "bankgroup": (bank // s.banks_per_group) % s.bankgroups,
+        "bank": bank % s.banks_per_group,
         "row": d.row,
         "column": d.column,
+        "subbank": d.bank % sb,
     })
     errors = []
     col = commands(log, "RD", "RDA", "WR", "WRA")
@@ -180,8 +184,9 @@ def conservation_errors(log: pd.DataFrame, addr, is_write, mapping: AddressMappi
         if len(bad):
             errors.append(f"{name} differs from the address decode for requests "
                           f"{bad[:5].tolist()}")
-    # an ACT or a conflict PRE names the request it was issued for: same bank (and row)
-    for names, fields in ((("ACT",), list(want.columns[:5])),
+    # an ACT or a conflict PRE names the request it was issued for: same bank (and row
+    # and sub-bank; a PRE may close a sibling sub-bank's row)
+    for names, fields in ((("ACT",), list(want.columns[:5]) + ["subbank"]),
                           (("PRE",), list(want.columns[:4]))):
         rows = commands(log, *names)
         rows = rows[rows["request"] >= 0]

@@ -11,13 +11,16 @@ import math
 import numpy as np
 
 from memsim.dram import spec as spec_mod
-from memsim.engine import core
+from memsim.dram import subbank as subbank_data
+from memsim.engine import core, subbank
 
 SCHEDULERS = {
     "fcfs": core.SCHED_FCFS,  # oldest request whose next command is ready first
     "fcfs_strict": core.SCHED_FCFS_STRICT,  # only the oldest request may issue
     "frfcfs": core.SCHED_FRFCFS,  # ready row hits first, then oldest ready
     "frfcfs_cap": core.SCHED_FRFCFS_CAP,  # FR-FCFS, at most N hits bypass an older request
+    # FR-FCFS avoiding ERUCA's resource conflicts (sub-banks, scheme eruca only)
+    "eruca": subbank.SCHED_ERUCA,
 }
 PAGE_POLICIES = {
     "open": core.PAGE_OPEN,  # rows stay open until a conflict
@@ -27,6 +30,11 @@ PAGE_POLICIES = {
 
 assert {n: i for i, n in enumerate(("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF"))} \
     == spec_mod.CMD, "command ids out of sync between memsim.dram.spec and the engine"
+assert subbank.SA_SEL == core.N_CMD == spec_mod.SA_SEL and subbank._INLINE == core._INLINE
+assert (subbank.ACT_ANY, subbank.ACT_CLOSED, subbank.ACT_COMPATIBLE) == (
+    subbank_data.ACT_ANY, subbank_data.ACT_CLOSED, subbank_data.ACT_COMPATIBLE)
+assert (subbank.SCOPE_SIBLING, subbank.SCOPE_BUS, subbank.SCOPE_COLUMN_PATH) == \
+    (spec_mod.SCOPE_SIBLING, spec_mod.SCOPE_BUS, spec_mod.SCOPE_COLUMN_PATH)
 
 
 class Engine:
@@ -40,8 +48,21 @@ class Engine:
         self.log_sink = log_sink
         nch, nr = spec.channels, spec.ranks
         nbg, nba = spec.bankgroups, spec.banks_per_group
+        # with sub-banks the engine's "bank" is the unit that holds a row, and nba counts
+        # units per bank group (memsim.engine.subbank)
+        sb = spec.subbanks_per_bank
+        nba *= sb
         nb = nch * nr * nbg * nba
         n_nodes = nch + nch * nr + nch * nr * nbg + nb
+        extra = {}
+        if sb > 1:
+            # nodes of the shared resources: a data bus per bank group and bus, a power
+            # node per rank (tFAW), a column-path node per unit
+            buses = int(spec.eruca.get("bg_data_buses", 1))
+            extra = {"units": nb, "bus": n_nodes, "power": n_nodes + nch * nr * nbg * buses}
+            extra["column_path"] = extra["power"] + nch * nr
+            n_nodes = extra["column_path"] + nb
+        windows = spec.power_window[:, 2] if sb > 1 else spec.window_size
         # queue storage is a ring of a power-of-two size (cheap index wrap-around)
         qmax = 1 << (max(c.read_queue, c.write_queue) - 1).bit_length()
         max_out = cfg.frontend.max_outstanding
@@ -79,10 +100,11 @@ class Engine:
             node_bg=nch + nch * nr + banks // nba,
             node_bank=nch + nch * nr + nch * nr * nbg + banks,
             rank_of=rank_of,
-            earliest=np.zeros((n_nodes, core.N_CMD), i64),
-            win_hist=np.zeros((max(1, spec.window_size.size), n_nodes,
-                               max(1, int(spec.window_size.max(initial=1)))), i64),
-            win_count=np.zeros((max(1, spec.window_size.size), n_nodes), i64),
+            # one column per command (with sub-banks also SA_SEL)
+            earliest=np.zeros((n_nodes, spec.latency.shape[2]), i64),
+            win_hist=np.zeros((max(1, windows.size), n_nodes,
+                               max(1, int(windows.max(initial=1)))), i64),
+            win_count=np.zeros((max(1, windows.size), n_nodes), i64),
             open_row=np.full(nb, -1, i64),
             open_count=np.zeros(nch * nr, i64),
             bypass=np.zeros(nb, i64),
@@ -130,7 +152,11 @@ class Engine:
         # the compiled loop variant and its mechanisms' state (none in plain DDR4: every
         # slot of X is a placeholder)
         self.features = core.F_NONE
-        self.X = tuple(np.zeros(1, i64) for _ in range(core.X_LEN))
+        X = [np.zeros(1, i64) for _ in range(core.X_LEN)]
+        if sb > 1:
+            self.features |= core.F_SUBBANK
+            X[core.X_SUBBANK] = subbank.build_state(spec, cfg, extra)
+        self.X = tuple(X)
         self.loop = core.loop(self.features)
         self.requests_fed = 0
         self.done = False
@@ -175,6 +201,11 @@ class Engine:
     @property
     def final_cycle(self) -> int:
         return int(self.S.F[core.F_FINAL_CYCLE])
+
+    @property
+    def subbank_state(self):
+        """The sub-bank state (memsim.engine.subbank.SubbankState), or None."""
+        return self.X[core.X_SUBBANK] if self.features & core.F_SUBBANK else None
 
     def rank_activity(self) -> np.ndarray:
         """Per rank (channel-major): the engine's rank_stats with RS_ACTIVE completed up

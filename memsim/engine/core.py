@@ -53,10 +53,14 @@ State arrays (``NB`` banks in the system, flat index ``((ch*R + r)*BG + g)*BA + 
 
 from __future__ import annotations
 
+import hashlib
 from collections import namedtuple
+from pathlib import Path
 
 import numpy as np
 from numba import njit
+
+from memsim.engine import subbank
 
 # Command ids (must match memsim.dram.spec.CMD; checked there at import).
 ACT, PRE, PREA, RD, WR, RDA, WRA, REF = range(8)
@@ -99,8 +103,9 @@ BS_HITS, BS_MISSES, BS_CONFLICTS, BS_ACTS, BS_LEN = range(5)
 HIST_LINEAR = 1 << 16
 HIST_SIZE = HIST_LINEAR + 47 * 256
 
-# Command-log columns.
-LOG_COLS = 9  # cycle, channel, rank, bankgroup, bank, row, column, command, request
+# Command-log columns (memsim.cmdlog.COLUMNS). The plain loop never writes the last
+# (sub-bank): it stays 0 from the buffer's allocation.
+LOG_COLS = 10  # cycle, channel, rank, bankgroup, bank, row, column, command, request, subbank
 
 _COMPILED = dict(cache=True, _nrt=False, error_model="numpy")
 _INLINE = dict(_COMPILED, inline="always")
@@ -653,6 +658,9 @@ def _activated_ready(P, S, ch, t, q):
 def _schedule_channel(P, T, S, X, ch, t, features):
     """Issue at most one command on channel ``ch`` at cycle ``t``. Returns the next
     cycle at which this channel needs attention."""
+    if features & F_SUBBANK:
+        # sub-banks: which command a request needs next depends on its siblings
+        return subbank.schedule_channel(P, T, S, X[X_SUBBANK], ch, t)
     # a wake-up at exactly the cycle the last bank phase predicted, with nothing changed
     # on the channel since (any enqueue, command or refresh resets clean_at): the ready
     # commands are exactly the ones remembered in soon_*
@@ -809,9 +817,21 @@ F_STEP = 8  # run to a given cycle and report completions (the SimPy front door)
 X_SUBBANK, X_NDA, X_CORES, X_STEP, X_LEN = range(5)
 
 
+def _sources_digest() -> int:
+    """A digest of the engine's modules. numba keys a function's disk cache on its own
+    file only, but the loop compiles in code from the mechanisms' modules
+    (memsim/engine/*.py): without this, editing one of them would leave a stale loop in
+    the cache. The closure's constants are part of the key, so the loop refers to it."""
+    h = hashlib.sha256()
+    for path in sorted(Path(__file__).resolve().parent.glob("*.py")):
+        h.update(path.read_bytes())
+    return int.from_bytes(h.digest()[:7], "little")
+
+
 def make_loop(features: int):
     """The loop compiled for one set of feature bits (numba caches each variant on disk
-    apart: the closure's ``features`` is part of its cache key)."""
+    apart: the closure's ``features`` is part of its cache key, as is ``sources``)."""
+    sources = _sources_digest()
 
     @njit(**_COMPILED)
     def run_chunk(P, T, S, X, arrival, is_write, bank, row, col, req_base, final):
@@ -820,6 +840,8 @@ def make_loop(features: int):
         NEED_INPUT when the chunk has entered the controller and ``final`` is false,
         LOG_FULL when the command-log buffer must be flushed (call again with the same
         chunk), or DONE when every request has completed."""
+        if sources < 0:  # never (a constant, folded away): keys the cache, see above
+            return DONE
         n = arrival.size
         nch = P[P_NCH]
         timed = P[P_TIMED] != 0
