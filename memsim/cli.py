@@ -150,7 +150,8 @@ def _checker(path, cfg, keep: int):
 
     spec = spec_mod.build(cfg)
     return check.check_log(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
-                           spec.banks_per_group, keep=keep, refresh=cfg.dram.refresh)
+                           spec.banks_per_group, keep=keep, refresh=cfg.dram.refresh,
+                           subbank=check.subbank_rules(cfg))
 
 
 def _check_log(path, cfg) -> int:

@@ -157,10 +157,27 @@ def test_multi_channel_preset_with_gzipped_log(tmp_path):
     assert proc.stdout == ""  # --quiet
     with gzip.open(log, "rt") as f:
         assert f.readline().strip() == ("cycle,channel,rank,bankgroup,bank,row,column,command,"
-                                        "request")
+                                        "request,subbank")
     proc = memsim("check", log, "-c", "ddr4_3200_x8_2ch2r")
     assert proc.returncode == 0, proc.stdout
     assert "0 violations" in proc.stdout
+
+
+@pytest.mark.parametrize("scheme", ["masa", "eruca"])
+def test_subbank_preset_run_and_check_use_the_schemes_rules(tmp_path, scheme):
+    # run --check and check judge a sub-banked log by its scheme's rules: against plain
+    # DDR4's it breaks bank rules (two open rows in one bank), and MASA's SA_SEL is no
+    # DDR4 command at all
+    log = tmp_path / "cmd.csv"
+    preset = f"ddr4_2400_x8_1ch1r_{scheme}"
+    proc = memsim("run", ROOT / "traces" / "mix16.npz", "-c", preset, "--check",
+                  "--cmd-log", log)
+    assert proc.returncode == 0, proc.stderr
+    assert "protocol check: 0 violations" in proc.stdout
+    proc = memsim("check", log, "-c", preset)
+    assert proc.returncode == 0, proc.stdout
+    # judged as plain DDR4: MASA's log is malformed (exit 2), ERUCA's breaks bank rules
+    assert memsim("check", log).returncode == {"masa": 2, "eruca": 1}[scheme]
 
 
 def test_bad_config_key_exits_2_and_writes_nothing(tmp_path):
