@@ -20,9 +20,9 @@ compatible in their top 4 bits, ACT weight 1).
 
 Traces (``-n`` requests each, one fifth writes, as fast as possible with 64 requests in
 flight unless timed): conflict-heavy ``mix16`` and ``mix4`` (16 / 4 interleaved streams,
-each in its own slice of 8 GiB), ``hot`` (90% of requests to a 1 MiB hot set, random
-lines), ``random16m`` (uniform over 16 MiB); light ``stream`` (one sequential stream) and
-``random_light`` (uniform over 8 GiB, one request every 40 DRAM cycles).
+each in its own slice of 4 GiB), ``hot`` (90% of requests to a 1 MiB hot set, random
+lines, the rest over 4 GiB), ``random16m`` (uniform over 16 MiB); light ``stream`` (one sequential stream) and
+``random_light`` (uniform over 4 GiB, one request every 40 DRAM cycles).
 """
 
 from __future__ import annotations
@@ -63,14 +63,15 @@ def make_traces(out: Path, n: int) -> list[Path]:
     """Write the traces as .npz files (columns cycle, op, addr) under ``out/traces``."""
     from memsim.trace import generate
 
-    gib = 1 << 30
+    # 4 GiB: the capacity of the smallest device (x16, 8 Gb, one rank)
+    gib4 = 4 << 30
     specs = {
-        "mix16": dict(kind="mix", streams=16, footprint_bytes=8 * gib),
-        "mix4": dict(kind="mix", streams=4, footprint_bytes=8 * gib),
-        "hot": dict(kind="hotspot", hot_bytes=1 << 20, footprint_bytes=8 * gib),
+        "mix16": dict(kind="mix", streams=16, footprint_bytes=gib4),
+        "mix4": dict(kind="mix", streams=4, footprint_bytes=gib4),
+        "hot": dict(kind="hotspot", hot_bytes=1 << 20, footprint_bytes=gib4),
         "random16m": dict(kind="random", footprint_bytes=16 << 20),
-        "stream": dict(kind="stream", footprint_bytes=8 * gib),
-        "random_light": dict(kind="random", footprint_bytes=8 * gib,
+        "stream": dict(kind="stream", footprint_bytes=gib4),
+        "random_light": dict(kind="random", footprint_bytes=gib4,
                              rate_requests_per_cycle=1 / 40),
     }
     paths = []
@@ -81,7 +82,8 @@ def make_traces(out: Path, n: int) -> list[Path]:
         cycle, is_write, addr = generate(kind, n, seed=1, write_ratio=WRITE_RATIO, **spec)
         path = out / "traces" / f"{name}.npz"
         if not path.exists():
-            np.savez(path, cycle=cycle, op=is_write.astype(np.int8), addr=addr)
+            timed = {"cycle": cycle} if "rate_requests_per_cycle" in spec else {}
+            np.savez(path, op=is_write.astype(np.int8), addr=addr, **timed)
         paths.append(path)
     return paths
 
