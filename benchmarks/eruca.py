@@ -1,5 +1,5 @@
 """Sub-banks against DDR4: SALP-1, SALP-2, MASA and ERUCA on conflict-heavy and light
-traces, at DDR4-1600 / 2400 / 3200, x8 and x16.
+traces, at DDR4-1600 / 2400 / 3200, x8 (4 Gb) and x16 (8 Gb).
 
     python benchmarks/eruca.py [-o results/eruca] [-n 20000] [--jobs 2]
 
@@ -52,8 +52,11 @@ VARIANTS = {
                                      "controller.scheduler": "eruca",
                                      "eruca.bg_data_buses": 2},
 }
-DEVICES = [(speed, org) for speed in ("DDR4_1600K", "DDR4_2400R", "DDR4_3200AA")
-           for org in ("x8", "x16")]
+# x8 at 4 Gb and x16 at 8 Gb: both 4 GiB per rank, the traces' footprint. (With the
+# default 8 Gb x8 a 4 GiB footprint covers only the lower half of each bank's rows, so
+# the sub-bank, taken from the top row bits, would never be the upper half.)
+DEVICES = [(speed, org, density) for speed in ("DDR4_1600K", "DDR4_2400R", "DDR4_3200AA")
+           for org, density in (("x8", 4), ("x16", 8))]
 CONFLICT_HEAVY = ("mix16", "mix4", "hot", "random16m")
 LIGHT = ("stream", "random_light")
 WRITE_RATIO = 0.2
@@ -90,9 +93,10 @@ def make_traces(out: Path, n: int) -> list[Path]:
 
 def sweep_spec(traces: list[Path]) -> dict:
     points = []
-    for speed, org in DEVICES:
+    for speed, org, density in DEVICES:
         for over in VARIANTS.values():
-            points.append({"dram.speed": speed, "dram.org": org, **over})
+            points.append({"dram.speed": speed, "dram.org": org,
+                           "dram.density_gbit": density, **over})
     return {"name": "eruca", "description": "sub-bank schemes vs DDR4 (benchmarks/eruca.py)",
             "base": "ddr4_2400_x8_1ch1r",
             "overrides": {"dram.refresh": True, "frontend.max_outstanding": 64},
