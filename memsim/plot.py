@@ -159,7 +159,11 @@ def metric_label(metric: str) -> str:
         if parts[2] == "idle_cycles":
             return f"{kind.capitalize()} idle bus cycles (cycles)"
         return f"{kind.capitalize()} turnarounds (count)"
+    if head == "energy_nj" and len(parts) == 2:
+        return f"{'DRAM' if parts[1] == 'total' else parts[1].capitalize()} energy (nJ)"
     fixed = {
+        "energy_pj_per_bit": "DRAM energy per bit (pJ/bit)",
+        "power_mw.average": "Average DRAM power (mW)",
         "peak_fraction": "Fraction of peak bandwidth",
         "bus_utilization": "Data-bus utilisation (fraction)",
         "row_buffer.hit_rate": "Row-buffer hit rate (fraction)",
@@ -341,6 +345,8 @@ def _bare(value) -> str:
 def _plot_schedulers(d: _Data, metric=None, **_) -> Figure:
     metrics = [metric] if metric else ["bandwidth_gbps.total", "latency_ns.read.mean",
                                         "latency_ns.read.p99"]
+    if not metric and "energy_pj_per_bit" in d.df.columns:
+        metrics.append("energy_pj_per_bit")  # results of runs that report energy
     for m in metrics:
         d.need(m)
     scheds = d.schedulers
