@@ -21,8 +21,9 @@ compatible in their top 4 bits, ACT weight 1).
 Traces (``-n`` requests each, one fifth writes, as fast as possible with 64 requests in
 flight unless timed): conflict-heavy ``mix16`` and ``mix4`` (16 / 4 interleaved streams,
 each in its own slice of 4 GiB), ``hot`` (90% of requests to a 1 MiB hot set, random
-lines, the rest over 4 GiB), ``random16m`` (uniform over 16 MiB); light ``stream`` (one sequential stream) and
-``random_light`` (uniform over 4 GiB, one request every 40 DRAM cycles).
+lines, the rest over 4 GiB), ``random16m`` (uniform over 16 MiB); light ``stream`` (one
+sequential stream) and ``random_light`` (uniform over 4 GiB, one request every 40 DRAM
+cycles).
 """
 
 from __future__ import annotations
