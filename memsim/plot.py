@@ -675,8 +675,9 @@ def variant_label(row) -> str:
 
 def _plot_eruca(d: _Data, metric=None, **_) -> Figure:
     df = d.df.copy()
-    if SCHEME_COL not in df:
-        raise PlotError(f"{d.dir}: no sub-bank runs (config.dram.subbank_scheme missing); "
+    if SCHEME_COL not in df or not (df[SCHEME_COL].fillna("none") != "none").any():
+        raise PlotError(f"{d.dir}: no sub-bank runs (dram.subbank_scheme is none in every "
+                        f"run); "
                         f"--kind eruca compares sub-bank schemes with DDR4 "
                         f"(benchmarks/eruca.py, configs/sweeps/eruca.yaml)")
     df["_variant"] = [variant_label(r) for r in df.to_dict(orient="records")]

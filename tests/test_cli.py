@@ -170,7 +170,7 @@ def test_subbank_preset_run_and_check_use_the_schemes_rules(tmp_path, scheme):
     # DDR4 command at all
     log = tmp_path / "cmd.csv"
     preset = f"ddr4_2400_x8_1ch1r_{scheme}"
-    proc = memsim("run", ROOT / "traces" / "mix16.npz", "-c", preset, "--check",
+    proc = memsim("run", ROOT / "traces" / "hot1m.npz", "-c", preset, "--check",
                   "--cmd-log", log)
     assert proc.returncode == 0, proc.stderr
     assert "protocol check: 0 violations" in proc.stdout
@@ -223,7 +223,8 @@ def test_config_show_applies_overrides():
 def test_config_list_lists_the_presets():
     proc = memsim("config", "list")
     assert proc.returncode == 0
-    assert proc.stdout.split() == sorted(PRESETS)
+    subbank_presets = [f"ddr4_2400_x8_1ch1r_{s}" for s in ("eruca", "masa", "salp1", "salp2")]
+    assert proc.stdout.split() == sorted([*PRESETS, *subbank_presets])
 
 
 def test_version():
