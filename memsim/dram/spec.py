@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from memsim import ecc as ecc_mod
 from memsim.dram import ddr4
 from memsim.dram import subbank as subbank_mod
 
@@ -74,6 +75,13 @@ class DeviceSpec:
     window_next: np.ndarray
     window_size: np.ndarray  # W: at most W ``prev`` commands in any ``window_latency``
     window_latency: np.ndarray
+    # The ECC scheme's interface (memsim.ecc.Interface). ``time_scale``: engine ticks per
+    # DRAM cycle; burst_cycles, data_delay and the constraint tables are in ticks (2 for
+    # DUO's 4.5-cycle bursts), ``timings`` stay in cycles. ``request_bytes``: the data
+    # one request wants (``burst_bytes`` is what one access moves: 128 B in lockstep).
+    ecc: ecc_mod.Interface | None = None
+    time_scale: int = 1
+    request_bytes: int = ddr4.BURST_BYTES
     # Sub-banks (1 and "none": plain DDR4). With sub-banks the tables above have
     # N_CMD_SUBBANK commands and N_SCOPES_SUBBANK scopes, and the windows are empty:
     # they are the power windows below (scope SCOPE_POWER).
@@ -103,6 +111,11 @@ class DeviceSpec:
     def capacity_bytes(self) -> int:
         return self.channels * self.ranks * self.rank_bytes
 
+    def data_cycles(self, cmd: int) -> int | float:
+        """Data-bus cycles of command ``cmd``'s burst (a half cycle with DUO)."""
+        ticks = int(self.burst_cycles[cmd])
+        return ticks if self.time_scale == 1 else ticks / self.time_scale
+
     @property
     def peak_bandwidth_gbps(self) -> float:
         """All channels streaming back-to-back bursts, in GB/s (1e9 bytes/s)."""
@@ -110,13 +123,18 @@ class DeviceSpec:
         return self.channels * self.burst_bytes / (cycles * self.tck_ns)
 
 
-def _eval_latency(expr: str, timings: dict) -> int:
+def _eval_latency(expr: str, timings: dict, scale: int = 1) -> int:
+    """An expression of the table, in engine ticks (cycles x ``scale``)."""
     value = eval(expr, {"__builtins__": {}}, dict(timings))  # noqa: S307 - our own table
+    value *= scale
+    if value != int(value):
+        raise ValueError(f"constraint {expr!r} = {value / scale} cycles: not a whole number "
+                         f"of engine ticks")
     return int(value)
 
 
 def build(cfg) -> DeviceSpec:
-    """Resolve ``cfg.dram`` into a :class:`DeviceSpec`."""
+    """Resolve ``cfg.dram`` and ``cfg.ecc`` into a :class:`DeviceSpec`."""
     d = cfg.dram
     std = STANDARDS[d.standard]
     org = std.ORGANISATIONS[d.org]
@@ -125,36 +143,75 @@ def build(cfg) -> DeviceSpec:
     eruca = dict(cfg.eruca.__dict__) if scheme == "eruca" else {}
     if scheme != "none":
         timings.update(subbank_mod.derive_timings(timings, d.timing))
+    iface = ecc_mod.interface(cfg, timings)
+    # the ECC scheme's timings: read / write latency adders, tWR_CRC_DM, on-die RMW...
+    eff = iface.effective_timings(timings)
+    scale = iface.time_scale
+
+    def ticks(cycles) -> int:
+        value = cycles * scale
+        if value != int(value):
+            raise ValueError(f"{cycles} cycles is not a whole number of engine ticks")
+        return int(value)
 
     burst_cycles = np.zeros(N_CMD, np.int64)
     data_delay = np.zeros(N_CMD, np.int64)
+    burst = {}  # command -> burst in cycles (a half cycle with DUO)
     for c in (RD, RDA):
-        burst_cycles[c], data_delay[c] = timings["tBL"], timings["CL"]
+        burst[c] = iface.burst_cycles(timings["tBL"], write=False)
+        burst_cycles[c], data_delay[c] = ticks(burst[c]), ticks(eff["CL"])
     for c in (WR, WRA):
-        burst_cycles[c], data_delay[c] = timings["tBL"], timings["CWL"]
+        burst[c] = iface.burst_cycles(timings["tBL"], write=True)
+        burst_cycles[c], data_delay[c] = ticks(burst[c]), ticks(eff["CWL"])
 
+    power = np.zeros((0, 4), np.int64)
     if scheme == "none":
-        latency, windows = _compile(std.CONSTRAINTS, CMD, N_CMD, N_SCOPES, timings,
-                                    burst_cycles, lambda level, expr: LEVEL[level])
-        power = np.zeros((0, 4), np.int64)
-    else:
-        latency, windows, power = _compile_subbank(std, scheme, eruca, timings, burst_cycles)
+        latency, windows = _compile_ddr4(std, iface, eff, burst, timings, scale)
+    else:  # (config: no ECC scheme with sub-banks, so eff is timings, scale 1)
+        latency, windows, power = _compile_subbank(std, scheme, eruca, timings,
+                                                   burst_cycles)
     w = np.array(windows, np.int64).reshape(-1, 5)
+    lockstep = 2 if iface.lockstep else 1  # two channels act as one, twice as wide
     return DeviceSpec(
         standard=d.standard, speed=d.speed, org=d.org, density_gbit=d.density_gbit,
-        channels=d.channels, ranks=d.ranks, bankgroups=org["bankgroups"],
+        channels=d.channels // lockstep, ranks=d.ranks, bankgroups=org["bankgroups"],
         banks_per_group=org["banks_per_group"], rows=org["rows"][d.density_gbit],
         columns=org["columns"], device_width=org["width"],
-        chips_per_rank=std.CHANNEL_WIDTH_BITS // org["width"], timings=timings,
+        chips_per_rank=iface.chips_per_rank, timings=timings,
         power=std.resolve_power(d.speed, d.org, d.density_gbit, d.power),
         tck_ns=std.tck_ns(timings),
-        burst_bytes=std.BURST_BYTES, burst_cycles=burst_cycles, data_delay=data_delay,
+        burst_bytes=std.BURST_BYTES * lockstep, burst_cycles=burst_cycles,
+        data_delay=data_delay,
         latency=latency, window_prev=w[:, 0].copy(), window_scope=w[:, 1].copy(),
         window_next=w[:, 2].copy(), window_size=w[:, 3].copy(),
-        window_latency=w[:, 4].copy(),
+        window_latency=w[:, 4].copy(), ecc=iface, time_scale=scale,
+        request_bytes=std.BURST_BYTES,
         subbanks_per_bank=d.subbanks_per_bank if scheme != "none" else 1,
         subbank_scheme=scheme, power_window=power, eruca=eruca,
     )
+
+
+def _compile_ddr4(std, iface, eff, burst, timings, scale):
+    """The standard's constraint rows (and the ECC scheme's) -> (latency[prev, scope,
+    next] in engine ticks, windowed rules)."""
+    latency = np.full((N_CMD, N_SCOPES, N_CMD), NO_CONSTRAINT, np.int64)
+    windows = []  # (prev, scope, next, size, latency)
+    for level, prevs, nexts, expr, window, other in std.CONSTRAINTS + iface.extra_constraints():
+        scope = SCOPE_OTHER_RANK if other else LEVEL[level]
+        if window > 1 and len(nexts) != 1:
+            raise ValueError(f"constraint {expr!r}: a windowed rule must name one next command")
+        for p in prevs:
+            # tBL in an expression is the burst of the *previous* command
+            t = dict(eff, tBL=burst.get(CMD[p], timings["tBL"]))
+            lat = _eval_latency(expr, t, scale)
+            for n in nexts:
+                if window > 1:
+                    windows.append((CMD[p], scope, CMD[n], window, lat))
+                else:
+                    cell = (CMD[p], scope, CMD[n])
+                    latency[cell] = max(latency[cell], lat)
+    _check_column_symmetry(latency)
+    return latency, windows
 
 
 def _compile(rows, ids, n_cmd, n_scopes, timings, burst_cycles, scope_of, scale=None):
