@@ -104,6 +104,9 @@ def test_sub_bank_timings_are_the_named_ones():
                                        r"dram.subbanks_per_bank of 2 or more"),
     (["dram.timing.tRA=3"], r"dram.timing.tRA: a sub-bank timing; it needs a "
                             r"dram.subbank_scheme"),
+    ([*MASA, "ecc.scheme=write_crc"], r"ecc.scheme: 'write_crc' with dram.subbank_scheme "
+                                     r"'masa': ECC schemes and sub-banks are not modelled "
+                                     r"together"),
 ])
 def test_bad_sub_bank_config_names_the_key(over, message):
     with pytest.raises(ConfigError, match=message):
