@@ -340,8 +340,8 @@ def test_ctrl_c_during_a_sweep_is_quiet_and_resumable(tmp_path):
     spec.write_text(yaml.safe_dump({"traces": traces,
                                     "grid": {"controller.scheduler": ["fcfs", "frfcfs"]}}))
     out = tmp_path / "out"
-    # early: while the worker pool's forkserver loads the engine; later: runs under way
-    for delay in (0.8, 2.0):
+    # while the forkserver imports memsim, while it loads the engine, runs under way
+    for delay in (0.2, 0.8, 2.0):
         proc = subprocess.Popen([sys.executable, "-m", "memsim", "sweep", str(spec), "-o",
                                  str(out), "-j", "2"], cwd=ROOT, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
