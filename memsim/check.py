@@ -29,6 +29,14 @@ command and data pins, so every bank, bank-group and rank rule binds host and ND
 commands in both directions and NDA commands among themselves; the channel's command
 bus, the other-rank data-bus hand-over and the channel's data bus concern host commands
 only; and a rank takes one command per cycle from either source (``rank_cmd``).
+Sub-banks (SALP-1, SALP-2, MASA, ERUCA; :class:`SubbankRules`): the log's ``subbank``
+column names the unit within its bank; each unit has its own bank-level rules (its own
+tRCD, tRAS, tRP, tRC) and its own row, and :data:`SUBBANK_RULES` adds each scheme's
+rules between *sibling* units of a bank and its state rules, written from
+``shared/reference/mechanisms.md`` §1a and the sub-bank model of the README (the
+engine's sub-bank data in ``memsim/dram/subbank.py`` is not used). Back-to-back column
+commands of a bank group are tCCD_L apart on the same bank-group data bus (one bus, as in
+DDR4, unless ERUCA's dual bus: sub-bank s uses bus s % 2).
 
 ECC schemes change the interface (:class:`Interface`, from ``memsim.ecc``): bursts of
 more than eight beats (write CRC: 10-beat writes; DUO: 9 beats, 4.5 cycles), the CA
@@ -44,6 +52,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import math
 import os
 import zlib
 from collections import Counter, deque
@@ -56,8 +65,9 @@ import pandas as pd
 # Commands and the names the rules use for groups of them
 # --------------------------------------------------------------------------------------
 
-COMMANDS = ("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF")
+COMMANDS = ("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF", "SA_SEL")
 AUTO_PRE = "auto-PRE"  # the precharge implied by RDA / WRA; not a command on the bus
+SA_SEL = "SA_SEL"  # MASA's sub-array select (logs of sub-banked devices only)
 
 READS = ("RD", "RDA")
 WRITES = ("WR", "WRA")
@@ -77,13 +87,17 @@ HOST_ONLY = ((HOST, HOST),)
 _ID = {name: i for i, name in enumerate(COMMANDS + (AUTO_PRE,))}
 _ACT, _PRE, _PREA = _ID["ACT"], _ID["PRE"], _ID["PREA"]
 _RD, _WR, _RDA, _WRA, _REF = _ID["RD"], _ID["WR"], _ID["RDA"], _ID["WRA"], _ID["REF"]
+_SA_SEL = _ID[SA_SEL]
 _AUTO = _ID[AUTO_PRE]
 _COLUMN_IDS = frozenset(_ID[c] for c in COLUMN)
 _READ_IDS = frozenset(_ID[c] for c in READS)
 
-# Levels at which the earlier and the later command of a rule must coincide.
+# Levels at which the earlier and the later command of a rule must coincide. BANK is the
+# unit that holds a row (the sub-bank with sub-banks); BUS a bank group's data bus
+# (the bank group itself unless ERUCA's dual bus); SIBLING another unit of the same bank.
 BANK, BANKGROUP, RANK, OTHER_RANK, CHANNEL = "bank", "bankgroup", "rank", "other_rank", "channel"
-_SCOPES = (BANK, BANKGROUP, RANK, OTHER_RANK, CHANNEL)
+BUS, SIBLING = "bus", "sibling"
+_SCOPES = (BANK, BANKGROUP, RANK, OTHER_RANK, CHANNEL, BUS, SIBLING)
 
 
 # --------------------------------------------------------------------------------------
@@ -124,8 +138,8 @@ RULES = (
     Rule("tRTP", BANK, ("RD",), ("PRE", "PREA"), "tRTP"),
     Rule("tWR", BANK, ("WR",), ("PRE", "PREA"), "CWL + tBL + tWR"),
     # --- same bank group ---
-    Rule("tCCD_L", BANKGROUP, READS, READS, "tCCD_L"),
-    Rule("tCCD_L", BANKGROUP, WRITES, WRITES, "tCCD_L"),
+    Rule("tCCD_L", BUS, READS, READS, "tCCD_L"),
+    Rule("tCCD_L", BUS, WRITES, WRITES, "tCCD_L"),
     Rule("tWTR_L", BANKGROUP, WRITES, READS, "CWL + tBL + tWTR_L"),
     Rule("tRRD_L", BANKGROUP, ("ACT",), ("ACT",), "tRRD_L"),
     # --- same rank ---
@@ -163,6 +177,82 @@ OTHER_RULES = {
 }
 
 RULE_NAMES = tuple(dict.fromkeys([r.name for r in RULES] + list(OTHER_RULES)))
+
+
+# --------------------------------------------------------------------------------------
+# Sub-banks: each scheme's sibling rules (mechanisms.md §1a) and state rules
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SubbankRules:
+    """What a log of a sub-banked device must obey beyond DDR4 (from the config's
+    dram.subbanks_per_bank, dram.subbank_scheme and eruca section)."""
+
+    per_bank: int  # units (sub-banks / sub-arrays) per bank
+    scheme: str  # salp1 | salp2 | masa | eruca
+    row_bits: int  # row bits of a unit
+    per_subbank_latch: bool = True  # ERUCA: without, rows of a bank must be compatible
+    row_compat_bits: int = 0  # ERUCA: ...in this many top row bits
+    bg_data_buses: int = 1  # ERUCA's dual bus: sub-bank s uses bus s % 2
+    subbank_act_weight: float = 1.0  # ERUCA: an ACT's share of tRRD / the tFAW window
+
+
+# Timing rules between sibling units (SIBLING scope) and of MASA's SA_SEL.
+SUBBANK_RULES = {
+    # SALP-1: the PRE of a sub-array overlaps the ACT of a sibling (tPA after it, also
+    # after an auto-precharge); ACT->ACT of siblings is tRC with tRP replaced by tPA
+    "salp1": (
+        Rule("tPA", SIBLING, ("PRE", AUTO_PRE), ("ACT",), "tPA"),
+        Rule("tRC_sibling", SIBLING, ("ACT",), ("ACT",), "tRC - tRP + tPA"),
+    ),
+    # SALP-2: a sibling may be activated while a row is open
+    "salp2": (
+        Rule("tRCD_tRA", SIBLING, ("ACT",), ("ACT",), "tRCD + tRA"),
+        Rule("tRA", SIBLING, READS, ("ACT",), "tRA"),
+        Rule("tWA", SIBLING, WRITES, ("ACT",), "tWA"),
+    ),
+    # MASA: SA_SEL before a column command; column access moves between sub-arrays
+    # only tRA / tWA after the last one
+    "masa": (
+        Rule("tSCD", BANK, (SA_SEL,), COLUMN, "tSCD"),
+        Rule("tRA", SIBLING, READS, ("ACT", SA_SEL) + COLUMN, "tRA"),
+        Rule("tWA", SIBLING, WRITES, ("ACT", SA_SEL) + COLUMN, "tWA"),
+    ),
+    # ERUCA: the sub-banks of a bank share its column path
+    "eruca": (
+        Rule("tCCD_SB", SIBLING, COLUMN, COLUMN, "tCCD_SB"),
+    ),
+}
+# State rules of the schemes (dedicated checks).
+SUBBANK_STATE_RULES = {
+    "one_open_row": "SALP-1: an ACT needs every sibling sub-array of its bank precharged",
+    "column_siblings_closed": "SALP-2: a column command needs every sibling sub-array "
+    "precharged (an auto-precharge counts once it has happened)",
+    "sa_sel": "MASA: a column command goes to the selected sub-array of its bank (an ACT "
+    "or SA_SEL selects one); SA_SEL only to an open sub-array",
+    "row_path": "ERUCA without per-sub-bank latches: an ACT needs every sibling's open row "
+    "to match its row in the top row_compat_bits bits, and an incompatible sibling row "
+    "closed at least tPA before",
+}
+SUBBANK_RULE_NAMES = tuple(dict.fromkeys(
+    [r.name for rules in SUBBANK_RULES.values() for r in rules] + list(SUBBANK_STATE_RULES)))
+
+
+def subbank_rules(cfg) -> SubbankRules | None:
+    """The sub-bank rules of a config (None: plain DDR4)."""
+    d = cfg.dram
+    if d.subbank_scheme == "none" or d.subbanks_per_bank == 1:
+        return None
+    from memsim.dram import ddr4
+
+    rows = ddr4.ORGANISATIONS[d.org]["rows"][d.density_gbit]
+    row_bits = rows.bit_length() - 1 - (d.subbanks_per_bank.bit_length() - 1)
+    if d.subbank_scheme != "eruca":
+        return SubbankRules(d.subbanks_per_bank, d.subbank_scheme, row_bits)
+    e = cfg.eruca
+    return SubbankRules(d.subbanks_per_bank, "eruca", row_bits, e.per_subbank_latch,
+                        e.row_compat_bits, e.bg_data_buses, e.subbank_act_weight)
 
 # Rules about two bursts sharing the data bus: a data_bus overlap between the same two
 # commands is the same event and is not reported a second time.
@@ -223,15 +313,17 @@ def _cycles(ticks: int, scale: int) -> int | float:
 
 
 # A command as the checker remembers it: (line, cycle, ch, rank, bg, bank, row, col, cmd id,
-# source index)
+# source index, sub-bank (-1 without sub-banks))
 def _describe(rec, scale: int = 1) -> str:
     if rec is None:
         return "none"
-    line, t, c, r, g, b, row, col, cmd, src = rec
+    line, t, c, r, g, b, row, col, cmd, src, sb = rec
     name = COMMANDS[cmd]
     text = f"line {line}: cycle {_cycles(t, scale)} ch{c} rk{r}"
     if name not in RANK_WIDE:
         text += f" bg{g} ba{b}"
+        if sb >= 0:
+            text += f" sb{sb}"
     text += f" {name}"
     if name == "ACT" or name in COLUMN:
         text += f" row {row}"
@@ -252,12 +344,14 @@ class _StopChecking(Exception):
 
 
 class ProtocolChecker:
-    """Stateful checker: feed it a log in one or more consecutive chunks."""
+    """Stateful checker: feed it a log in one or more consecutive chunks. ``subbank``
+    gives the sub-bank rules of a sub-banked device (None: plain DDR4)."""
 
     def __init__(self, timings: dict, channels: int, ranks: int, bankgroups: int,
                  banks_per_group: int, max_violations: int | None = None,
                  refresh: bool = True, keep: int | None = None,
-                 interface: Interface | None = None):
+                 interface: Interface | None = None,
+                 subbank: SubbankRules | None = None):
         iface = interface or Interface()
         t = dict(timings)
         # the interface in effect: RL and WL with PL, the CRC_DM / on-die timings
@@ -283,16 +377,30 @@ class ProtocolChecker:
         self.write_burst = iface.write_burst_cycles or t["tBL"]
         halves = any(b != int(b) for b in (self.read_burst, self.write_burst))
         self.scale = 2 if halves else 1
+        self.sub = subbank
+        self.units = subbank.per_bank if subbank else 1  # units per bank
+        self.buses = subbank.bg_data_buses if subbank else 1
+        self.faw_acts = 4  # ACTs allowed in any tFAW window
+        if subbank is not None and subbank.subbank_act_weight != 1.0:
+            # an ACT counts as `weight` of one: ceil(weight x tRRD), floor(4 / weight)
+            w = subbank.subbank_act_weight
+            for name in ("tRRD_S", "tRRD_L"):
+                self.t[name] = max(1, math.ceil(w * self.t[name] - 1e-9))
+            self.faw_acts = int(math.floor(4 / w + 1e-9))
+        self.rules += SUBBANK_RULES[subbank.scheme] if subbank else ()
 
         self._code = [compile(rule.gap, rule.name, "eval") for rule in self.rules]
         self._gap_cache: dict[tuple[int, int], int] = {}
         n_ranks = channels * ranks
+        n_units = n_ranks * bankgroups * banks_per_group * self.units
         n_nodes = {
-            BANK: n_ranks * bankgroups * banks_per_group,
+            BANK: n_units,
             BANKGROUP: n_ranks * bankgroups,
             RANK: n_ranks,
             OTHER_RANK: n_ranks,
             CHANNEL: channels,
+            BUS: n_ranks * bankgroups * self.buses,
+            SIBLING: n_units,
         }
         # A rule keeps ready cycles per node in one or more *slots*: the earlier
         # commands of the sources that bind the same later sources share a slot (one
@@ -323,11 +431,15 @@ class ProtocolChecker:
                             self._updates[k][_ID[name]].append(
                                 (i, sc, slot, self._gap(i, self._burst(_ID[name]))))
 
-        n_banks = n_nodes[BANK]
-        self._open_row = [-1] * n_banks  # -1: precharged
-        self._open_rec: list = [None] * n_banks  # the ACT that opened the bank
-        self._closed_by: list = [None] * n_banks  # the command that last closed it
-        self._faw = [deque(maxlen=4) for _ in range(n_ranks)]  # last four ACT records
+        self._open_row = [-1] * n_units  # -1: precharged
+        self._open_rec: list = [None] * n_units  # the ACT that opened the unit
+        self._closed_by: list = [None] * n_units  # the command that last closed it
+        self._closed_at = [-(1 << 62)] * n_units  # when (an auto-precharge: its cycle)
+        self._last_row = [-1] * n_units  # the row it last held
+        n_banks = n_units // self.units
+        self._selected = [-1] * n_banks  # MASA: the selected unit of a bank
+        self._selected_by: list = [None] * n_banks
+        self._faw = [deque(maxlen=self.faw_acts) for _ in range(n_ranks)]  # last ACTs
         self._bursts: list[list] = [[] for _ in range(channels)]  # (start, end, rec)
         self._last_cycle = [-1] * channels
         # refresh: per rank the last REF (cycle, rec), and whether its deadline was flagged.
@@ -392,7 +504,8 @@ class ProtocolChecker:
         earlier_name = COMMANDS[earlier[8]]
         if auto:
             earlier_name = f"{earlier_name} auto-precharge (cycle {_cycles(event, sc)})"
-        scope = " (other rank)" if rule.scope == OTHER_RANK else ""
+        scope = {OTHER_RANK: " (other rank)", SIBLING: " (sibling sub-bank)"}.get(rule.scope,
+                                                                              "")
         needs = rule.name if rule.gap == rule.name else f"{rule.name} = {rule.gap}"
         return (f"{earlier_name}->{COMMANDS[later[8]]}{scope} needs {needs} = "
                 f"{_cycles(gap, sc)} cycles, got {_cycles(later[1] - event, sc)}")
@@ -410,6 +523,12 @@ class ProtocolChecker:
         names = df["command"].astype(str).str.strip()
         cmd = names.map(_ID).fillna(-1).to_numpy(dtype=np.int64, copy=True)
         cmd[cmd == _AUTO] = -1  # auto-PRE is not a command of the log
+        if self.sub is None:
+            cmd[cmd == _SA_SEL] = -1  # no sub-arrays to select
+        if self.sub is not None and "subbank" in df.columns:
+            sub = df["subbank"].to_numpy(dtype=np.int64)
+        else:
+            sub = np.zeros(len(df), np.int64)
         cols = {c: df[c].to_numpy(dtype=np.int64) for c in COLUMNS[1:-1]}
         # cycles, counted in ticks of 1/scale cycle (half cycles: DUO's 4.5-cycle bursts)
         ticks = df["cycle"].to_numpy(dtype=np.float64) * self.scale
@@ -428,12 +547,14 @@ class ProtocolChecker:
         bank_level = (cmd != _PREA) & (cmd != _REF)
         bad |= bank_level & ((cols["bankgroup"] < 0) | (cols["bankgroup"] >= self.bankgroups))
         bad |= bank_level & ((cols["bank"] < 0) | (cols["bank"] >= self.banks_per_group))
+        bad |= bank_level & ((sub < 0) | (sub >= self.units))
         if bad.any():
             i = int(np.argmax(bad))
+            extra = f", subbanks_per_bank={self.units}" if self.sub is not None else ""
             raise ValueError(f"line {first_line + i}: malformed command "
                              f"{df.iloc[i][list(COLUMNS)].to_dict()} (channels={self.channels}, "
                              f"ranks={self.ranks}, bankgroups={self.bankgroups}, "
-                             f"banks_per_group={self.banks_per_group})")
+                             f"banks_per_group={self.banks_per_group}{extra})")
         if SOURCE_COLUMN in df.columns:
             names = df[SOURCE_COLUMN].astype(str).str.strip()
             src = names.map({s: i for i, s in enumerate(SOURCES)}).fillna(-1).to_numpy(
@@ -445,7 +566,7 @@ class ProtocolChecker:
             src = src.tolist()
         else:
             src = [0] * len(df)  # a log without sources: all host commands
-        return [cols[c].tolist() for c in COLUMNS[:-1]] + [cmd.tolist(), src]
+        return [cols[c].tolist() for c in COLUMNS[:-1]] + [cmd.tolist(), src, sub.tolist()]
 
     # ---- the replay ---------------------------------------------------------------------
 
@@ -461,18 +582,21 @@ class ProtocolChecker:
         # everything in ticks (cycles x scale)
         CL, CWL, tRAS, tRTP, tWR, tFAW = (t_[k] * ts for k in ("CL", "CWL", "tRAS", "tRTP",
                                                                 "tWR", "tFAW"))
-        R, G, B = self.ranks, self.bankgroups, self.banks_per_group
+        R, G, B, U, NB = self.ranks, self.bankgroups, self.banks_per_group, self.units, self.buses
         checks, updates, ready_all, who_all = self._checks, self._updates, self._ready, self._who
         open_row, open_rec, closed_by = self._open_row, self._open_rec, self._closed_by
+        closed_at, last_row = self._closed_at, self._last_row
         faw, bursts, last_cycle = self._faw, self._bursts, self._last_cycle
         rd_bl, wr_bl = int(self.read_burst * ts), int(self.write_burst * ts)
         min_data_delay = min(CL, CWL)
         rule_names = [r.name for r in self.rules]
+        faw_acts = self.faw_acts
+        sub = self.sub
 
         line = first_line - 1
-        for t, c, r, g, b, row, col, cmd, src in zip(*arrays, strict=True):
+        for t, c, r, g, b, row, col, cmd, src, sb in zip(*arrays, strict=True):
             line += 1
-            rec = (line, t, c, r, g, b, row, col, cmd, src)
+            rec = (line, t, c, r, g, b, row, col, cmd, src, sb if sub is not None else -1)
             if t < last_cycle[c]:
                 raise ValueError(f"line {line}: cycle {_cycles(t, ts)} is before the previous "
                                  f"command of channel {c} (cycle {_cycles(last_cycle[c], ts)}); "
@@ -480,8 +604,10 @@ class ProtocolChecker:
             last_cycle[c] = t
             rank_node = c * R + r
             bg_node = rank_node * G + g
-            bank_node = bg_node * B + b
-            nodes = (bank_node, bg_node, rank_node, rank_node, c)
+            bank = bg_node * B + b
+            bank_node = bank * U + sb  # the unit that holds a row
+            bus_node = bg_node * NB + sb % NB
+            nodes = (bank_node, bg_node, rank_node, rank_node, c, bus_node, bank_node)
             bl = wr_bl if cmd in (_WR, _WRA) else rd_bl  # this command's burst, in ticks
             # a PRE to a precharged bank is a no-op: it only uses the command bus
             noop = cmd == _PRE and open_row[bank_node] < 0
@@ -497,8 +623,8 @@ class ProtocolChecker:
                 ready = ready_all[slot]
                 if sc == 0:  # bank
                     if cmd == _PREA:  # every open bank of the rank
-                        base = rank_node * G * B
-                        for n in range(base, base + G * B):
+                        base = rank_node * G * B * U
+                        for n in range(base, base + G * B * U):
                             if open_row[n] >= 0 and t < ready[n]:
                                 found.append((ri, ready[n], who_all[slot][n]))
                         continue
@@ -509,6 +635,13 @@ class ProtocolChecker:
                     base = c * R
                     for n in range(base, base + R):
                         if n != rank_node and t < ready[n]:
+                            found.append((ri, ready[n], who_all[slot][n]))
+                    continue
+                elif sc == 6:  # a sibling unit of the same bank
+                    if noop:
+                        continue
+                    for n in range(bank * U, bank * U + U):
+                        if n != bank_node and t < ready[n]:
                             found.append((ri, ready[n], who_all[slot][n]))
                     continue
                 else:
@@ -522,11 +655,13 @@ class ProtocolChecker:
             # -- tFAW: the fifth ACT must issue >= tFAW after the first of the last four
             if cmd == _ACT:
                 window = faw[rank_node]
-                if len(window) == 4 and t < window[0][1] + tFAW:
+                if len(window) == faw_acts and t < window[0][1] + tFAW:
                     first = window[0]
-                    self._emit(line, "tFAW", f"5 ACTs within tFAW = {_cycles(tFAW, ts)} "
-                               f"cycles: ACT four before is at cycle {_cycles(first[1], ts)}, "
-                               f"got {_cycles(t - first[1], ts)} cycles", first, rec)
+                    which = "four" if faw_acts == 4 else str(faw_acts)
+                    self._emit(line, "tFAW", f"{faw_acts + 1} ACTs within tFAW = "
+                               f"{_cycles(tFAW, ts)} cycles: ACT {which} before is at cycle "
+                               f"{_cycles(first[1], ts)}, got {_cycles(t - first[1], ts)} "
+                               f"cycles", first, rec)
                 window.append(rec)
 
             # -- bank state
@@ -544,12 +679,15 @@ class ProtocolChecker:
                     self._emit(line, "bank_state", f"ACT to a bank with row "
                                f"{open_row[bank_node]} still open", open_rec[bank_node], rec)
             elif cmd == _REF:
-                base = rank_node * G * B
-                still_open = [open_rec[n] for n in range(base, base + G * B) if open_row[n] >= 0]
+                base = rank_node * G * B * U
+                still_open = [open_rec[n] for n in range(base, base + G * B * U)
+                              if open_row[n] >= 0]
                 if still_open:
                     latest = max(still_open)
                     self._emit(line, "bank_state", f"REF with {len(still_open)} bank(s) of the "
                                f"rank still open", latest, rec)
+            if sub is not None and cmd != _PREA and cmd != _REF:
+                self._subbank_state(rec, bank, bank_node)
 
             # -- the channel's data bus (the host's bursts; an NDA's stay in its rank)
             if cmd in _COLUMN_IDS and src == 0:
@@ -576,16 +714,24 @@ class ProtocolChecker:
             if cmd == _ACT:
                 open_row[bank_node] = row
                 open_rec[bank_node] = rec
+                last_row[bank_node] = row
+                self._selected[bank] = bank_node
+                self._selected_by[bank] = rec
+            elif cmd == _SA_SEL:
+                self._selected[bank] = bank_node
+                self._selected_by[bank] = rec
             elif cmd == _PRE:
                 if not noop:
                     open_row[bank_node] = -1
                     closed_by[bank_node] = rec
+                    closed_at[bank_node] = t
             elif cmd == _PREA:
-                base = rank_node * G * B
-                for n in range(base, base + G * B):
+                base = rank_node * G * B * U
+                for n in range(base, base + G * B * U):
                     if open_row[n] >= 0:
                         open_row[n] = -1
                         closed_by[n] = rec
+                        closed_at[n] = t
             elif cmd in (_RDA, _WRA):
                 # the implied precharge: after tRTP / write recovery, never before ACT+tRAS
                 if cmd == _RDA:
@@ -597,6 +743,7 @@ class ProtocolChecker:
                     pre_at = max(pre_at, act[1] + tRAS)
                 open_row[bank_node] = -1
                 closed_by[bank_node] = rec
+                closed_at[bank_node] = pre_at
                 for _ri, sc, slot, gap in updates[src][_AUTO]:
                     n = nodes[sc]
                     if pre_at + gap > ready_all[slot][n]:
@@ -614,6 +761,51 @@ class ProtocolChecker:
                 if t + gap > ready_all[slot][n]:
                     ready_all[slot][n] = t + gap
                     who_all[slot][n] = rec
+
+    def _subbank_state(self, rec, bank: int, unit: int) -> None:
+        """The scheme's state rules for a command to ``unit`` of ``bank``."""
+        sub, t, cmd, row, line = self.sub, rec[1], rec[8], rec[6], rec[0]
+        U = self.units
+        open_row, open_rec = self._open_row, self._open_rec
+        siblings = [n for n in range(bank * U, bank * U + U) if n != unit]
+        if sub.scheme == "salp1" and cmd == _ACT:
+            for n in siblings:
+                if open_row[n] >= 0:
+                    self._emit(line, "one_open_row", f"ACT with sibling sub-array {n - bank * U}"
+                               f" of the bank open (row {open_row[n]})", open_rec[n], rec)
+        elif sub.scheme == "salp2" and cmd in _COLUMN_IDS:
+            for n in siblings:
+                if open_row[n] >= 0:
+                    self._emit(line, "column_siblings_closed", f"{COMMANDS[cmd]} with sibling "
+                               f"sub-array {n - bank * U} open (row {open_row[n]})",
+                               open_rec[n], rec)
+                elif self._closed_at[n] > t:
+                    self._emit(line, "column_siblings_closed", f"{COMMANDS[cmd]} before sibling "
+                               f"sub-array {n - bank * U} has precharged (cycle "
+                               f"{self._closed_at[n]})", self._closed_by[n], rec)
+        elif sub.scheme == "masa":
+            if cmd in _COLUMN_IDS and self._selected[bank] != unit:
+                self._emit(line, "sa_sel", f"{COMMANDS[cmd]} to a sub-array that is not "
+                           f"selected", self._selected_by[bank] or "none (no SA_SEL or ACT)",
+                           rec)
+            elif cmd == _SA_SEL and open_row[unit] < 0:
+                self._emit(line, "sa_sel", "SA_SEL to a precharged sub-array",
+                           self._closed_by[unit] or "none (sub-array never activated)", rec)
+        elif sub.scheme == "eruca" and cmd == _ACT and not sub.per_subbank_latch:
+            shift = sub.row_bits - sub.row_compat_bits
+            for n in siblings:
+                if open_row[n] >= 0:
+                    if open_row[n] >> shift != row >> shift:
+                        self._emit(line, "row_path", f"ACT of row {row} with sibling sub-bank "
+                                   f"{n - bank * U} holding row {open_row[n]} (top "
+                                   f"{sub.row_compat_bits} row bits differ)", open_rec[n], rec)
+                elif self._last_row[n] >= 0 and self._last_row[n] >> shift != row >> shift \
+                        and t < self._closed_at[n] + self.t["tPA"]:
+                    self._emit(line, "row_path", f"ACT of row {row} needs tPA = "
+                               f"{self.t['tPA']} cycles after sibling sub-bank "
+                               f"{n - bank * U} (row {self._last_row[n]}) precharged at cycle "
+                               f"{self._closed_at[n]}, got {t - self._closed_at[n]}",
+                               self._closed_by[n], rec)
 
     def _report_gaps(self, found, rec, rule_names) -> None:
         """Report each broken rule name once, against the earlier command binding tightest."""
@@ -677,12 +869,14 @@ class ProtocolChecker:
 def check_commands(df: pd.DataFrame, timings: dict, channels: int, ranks: int,
                    bankgroups: int, banks_per_group: int, max_violations: int | None = None,
                    first_line: int = 2, refresh: bool = True,
-                   interface: Interface | None = None) -> list[Violation]:
+                   interface: Interface | None = None,
+                   subbank: SubbankRules | None = None) -> list[Violation]:
     """Check a command log held in a DataFrame; row i is CSV line ``first_line + i``.
     ``refresh=False``: the run had refresh switched off, so no refresh deadlines.
-    ``interface``: an ECC scheme's changes to the interface (default: none)."""
+    ``interface``: an ECC scheme's changes to the interface (default: none).
+    ``subbank``: the rules of a sub-banked device (:func:`subbank_rules`)."""
     checker = ProtocolChecker(timings, channels, ranks, bankgroups, banks_per_group,
-                              max_violations, refresh, interface=interface)
+                              max_violations, refresh, interface=interface, subbank=subbank)
     checker.feed(df, first_line)
     return checker.violations
 
@@ -690,22 +884,24 @@ def check_commands(df: pd.DataFrame, timings: dict, channels: int, ranks: int,
 def check_file(path, timings: dict, channels: int, ranks: int, bankgroups: int,
                banks_per_group: int, max_violations: int | None = None,
                chunk_rows: int = 1 << 20, refresh: bool = True,
-               interface: Interface | None = None) -> list[Violation]:
+               interface: Interface | None = None,
+               subbank: SubbankRules | None = None) -> list[Violation]:
     """Check a command-log CSV (``.csv`` or ``.csv.gz``), reading it in chunks."""
     return check_log(path, timings, channels, ranks, bankgroups, banks_per_group,
                      max_violations=max_violations, chunk_rows=chunk_rows,
-                     refresh=refresh, interface=interface).violations
+                     refresh=refresh, interface=interface, subbank=subbank).violations
 
 
 def check_log(path, timings: dict, channels: int, ranks: int, bankgroups: int,
               banks_per_group: int, max_violations: int | None = None,
               keep: int | None = None, chunk_rows: int = 1 << 20,
-              refresh: bool = True, interface: Interface | None = None) -> ProtocolChecker:
+              refresh: bool = True, interface: Interface | None = None,
+              subbank: SubbankRules | None = None) -> ProtocolChecker:
     """Check a command-log CSV; return the checker (``total``, ``counts`` per rule, the
     first ``keep`` ``violations``). Unreadable or malformed logs raise ValueError naming
     the file (and line)."""
     checker = ProtocolChecker(timings, channels, ranks, bankgroups, banks_per_group,
-                              max_violations, refresh, keep, interface)
+                              max_violations, refresh, keep, interface, subbank)
     try:
         _check_chunks(checker, path, chunk_rows)
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError,
@@ -730,6 +926,8 @@ def check_log(path, timings: dict, channels: int, ranks: int, bankgroups: int,
 def _check_chunks(checker: ProtocolChecker, path, chunk_rows: int) -> None:
     header = pd.read_csv(path, nrows=0).columns
     missing = [c for c in COLUMNS if c not in header]
+    if checker.sub is not None and "subbank" not in header:
+        missing.append("subbank")
     if missing:
         raise ValueError(f"{path}: command log lacks column(s) {', '.join(missing)}")
     # cycles may have halves (12.5) on DUO's half-cycle grid
@@ -738,6 +936,9 @@ def _check_chunks(checker: ProtocolChecker, path, chunk_rows: int) -> None:
     if SOURCE_COLUMN in header:
         cols.append(SOURCE_COLUMN)
         dtypes[SOURCE_COLUMN] = "string"
+    if checker.sub is not None:
+        cols.append("subbank")
+        dtypes["subbank"] = "int64"
     line = 2
     with pd.read_csv(path, usecols=cols, dtype=dtypes, chunksize=chunk_rows) as reader:
         for chunk in reader:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memsim.dram.ddr4 import COMMANDS
+from memsim.dram.subbank import COMMANDS  # DDR4's, then SA_SEL (sub-arrays, MASA)
 from memsim.ecc import KINDS as ECC_KINDS
 from memsim.outfile import OutputFile
 
@@ -47,12 +47,20 @@ KIND_COLUMN = LogColumn("kind", names=ECC_KINDS)
 # ``request`` is then -1 on NDA rows (they serve no trace request).
 SOURCE = LogColumn("source", names=("host", "nda"))
 NDA_COLUMNS = COLUMNS + (SOURCE,)
+# With sub-banks a tenth column names the sub-bank (sub-array) within the bank; -1 for
+# rank-wide commands (PREA, REF).
+SUBBANK = LogColumn("subbank")
+SUBBANK_COLUMNS = COLUMNS + (SUBBANK,)
 
 
 def columns_for(cfg, spec) -> tuple[LogColumn, ...]:
-    """The command-log columns of a run with config ``cfg`` (device ``spec``)."""
+    """The command-log columns of a run with config ``cfg`` (device ``spec``); the
+    mechanisms' extra columns only when they are on, so that plain DDR4 logs keep their
+    nine."""
     if cfg.nda.enabled:
         return NDA_COLUMNS
+    if spec.subbanks_per_bank > 1:
+        return SUBBANK_COLUMNS
     if spec.ecc is not None and spec.ecc.scheme != "none":
         return COLUMNS + (KIND_COLUMN,)
     return COLUMNS

@@ -22,6 +22,7 @@ import yaml
 
 from memsim import ecc as ecc_mod
 from memsim.dram import ddr4
+from memsim.dram import subbank as subbank_mod
 
 DEFAULT_PRESET = "ddr4_2400_x8_1ch1r"
 # Integer config values (and timing overrides) must be below this in magnitude: the
@@ -46,9 +47,11 @@ class DramConfig:
     density_gbit: int = field(default=8, metadata=_choice(4, 8, 16))
     channels: int = field(default=1, metadata={"min": 1, "max": 256})
     ranks: int = field(default=1, metadata={"min": 1, "max": 64})
-    # Reserved for ERUCA-style sub-banking; 1 is plain DDR4 (the only value the engine
-    # models today).
-    subbanks_per_bank: int = field(default=1, metadata=_choice(1))
+    # Row-holding units below the bank (sub-arrays, sub-banks): a power of two; 1 is
+    # plain DDR4. More than 1 needs a subbank_scheme, which says what sibling units of a
+    # bank may overlap (memsim/dram/subbank.py).
+    subbanks_per_bank: int = field(default=1, metadata={"min": 1, "max": 1 << 16})
+    subbank_scheme: str = field(default="none", metadata=_choice(*subbank_mod.SCHEMES))
     refresh: bool = True
     # Per-timing overrides in cycles, e.g. {tRTRS: 1, tRFC: 360}
     timing: dict = field(default_factory=dict)
@@ -60,7 +63,7 @@ class DramConfig:
 @dataclass
 class ControllerConfig:
     scheduler: str = field(default="frfcfs", metadata=_choice("fcfs", "fcfs_strict", "frfcfs",
-                                                               "frfcfs_cap"))
+                                                               "frfcfs_cap", "eruca"))
     # Row hits that may bypass an older request to the same bank before that request
     # wins (frfcfs_cap only).
     row_hit_cap: int = field(default=4, metadata={"min": 1})
@@ -84,6 +87,27 @@ class MappingConfig:
     # XOR bank and bank-group bits with the low row bits (permutation-based
     # interleaving, spreads row conflicts over banks).
     xor_bank: bool = False
+    # Sub-banks only: XOR the sub-bank index with the row bits just above those (the
+    # lowest row bits without xor_bank), so that rows of one region that would share a
+    # sub-bank spread over its siblings, keeping their top (compared) row bits.
+    row_permutation: bool = False
+
+
+_E = subbank_mod.ERUCA_DEFAULTS
+
+
+@dataclass
+class ErucaConfig:
+    """ERUCA's shared resources and scheduler preferences (dram.subbank_scheme: eruca
+    only; see memsim/dram/subbank.py)."""
+
+    per_subbank_latch: bool = _E["per_subbank_latch"]
+    row_compat_bits: int = field(default=_E["row_compat_bits"], metadata={"min": 0, "max": 64})
+    bg_data_buses: int = field(default=_E["bg_data_buses"], metadata=_choice(1, 2))
+    subbank_act_weight: float = field(default=_E["subbank_act_weight"],
+                                      metadata={"min": 0.0, "max": 1.0})
+    avoid_row_path: bool = _E["avoid_row_path"]
+    prefer_other_bus: bool = _E["prefer_other_bus"]
 
 
 @dataclass
@@ -191,12 +215,17 @@ class Config:
     frontend: FrontendConfig = field(default_factory=FrontendConfig)
     ecc: EccConfig = field(default_factory=EccConfig)
     nda: NdaConfig = field(default_factory=NdaConfig)
+    eruca: ErucaConfig = field(default_factory=ErucaConfig)
     name: str = ""
 
     def to_dict(self) -> dict:
+        """The config as nested dicts; a disabled mechanism's section is left out (its
+        keys would be errors on input)."""
         data = dataclasses.asdict(self)
         if not self.nda.enabled:
-            del data["nda"]  # a disabled mechanism's section travels with no result
+            del data["nda"]
+        if self.dram.subbank_scheme != "eruca":
+            del data["eruca"]
         return data
 
 
@@ -276,6 +305,7 @@ def from_dict(data: dict) -> Config:
                 ecc_derived = value.pop("resolved")
             kwargs[key] = _build_section(_SECTIONS[key].default_factory, value, key)
     cfg = Config(**kwargs)
+    _check_mechanisms(cfg, data)
     _check_consistency(cfg)
     if derived is not None and derived != resolved_timings(cfg):
         raise ConfigError("dram.timing_resolved: derived from dram.speed, org, "
@@ -288,6 +318,52 @@ def from_dict(data: dict) -> Config:
     return cfg
 
 
+def _check_mechanisms(cfg: Config, data: dict) -> None:
+    """A mechanism's keys only with the mechanism on."""
+    d = cfg.dram
+    if d.subbanks_per_bank & (d.subbanks_per_bank - 1):
+        raise ConfigError(f"dram.subbanks_per_bank: {d.subbanks_per_bank} is not a power of "
+                          f"two (the sub-bank index is a field of address bits)")
+    if d.subbank_scheme == "none" and d.subbanks_per_bank > 1:
+        raise ConfigError(f"dram.subbanks_per_bank: {d.subbanks_per_bank} sub-banks need a "
+                          f"dram.subbank_scheme (one of: "
+                          f"{', '.join(subbank_mod.SCHEMES[1:])})")
+    if d.subbank_scheme != "none" and d.subbanks_per_bank == 1:
+        raise ConfigError(f"dram.subbank_scheme: {d.subbank_scheme!r} needs "
+                          f"dram.subbanks_per_bank of 2 or more (got 1)")
+    rows = ddr4.ORGANISATIONS[d.org]["rows"][d.density_gbit]
+    if d.subbanks_per_bank > rows // 2:
+        raise ConfigError(f"dram.subbanks_per_bank: {d.subbanks_per_bank} sub-banks exceed "
+                          f"what the {rows.bit_length() - 1} row bits of a {d.org} "
+                          f"{d.density_gbit} Gb bank allow (at most {rows // 2})")
+    given = data.get("eruca") or {}
+    if given and d.subbank_scheme != "eruca":
+        key = next(iter(given)) if isinstance(given, dict) else ""
+        raise ConfigError(f"eruca.{key}: ERUCA keys need dram.subbank_scheme: eruca "
+                          f"(it is {d.subbank_scheme!r})")
+    if cfg.controller.scheduler == "eruca" and d.subbank_scheme != "eruca":
+        raise ConfigError(f"controller.scheduler: 'eruca' needs dram.subbank_scheme: eruca "
+                          f"(it is {d.subbank_scheme!r})")
+    if d.subbank_scheme != "none" and cfg.ecc.scheme != "none":
+        raise ConfigError(f"ecc.scheme: {cfg.ecc.scheme!r} with dram.subbank_scheme "
+                          f"{d.subbank_scheme!r}: ECC schemes and sub-banks are not modelled "
+                          f"together (one of them must be 'none')")
+    if cfg.mapping.row_permutation and d.subbanks_per_bank == 1:
+        raise ConfigError("mapping.row_permutation: permutes the sub-bank index; needs "
+                          "dram.subbanks_per_bank of 2 or more")
+    e = cfg.eruca
+    if d.subbank_scheme == "eruca":
+        sb_bits = d.subbanks_per_bank.bit_length() - 1
+        row_bits = rows.bit_length() - 1 - sb_bits
+        if e.row_compat_bits > row_bits:
+            raise ConfigError(f"eruca.row_compat_bits: {e.row_compat_bits} is more than the "
+                              f"{row_bits} row bits of a sub-bank ({d.org} {d.density_gbit} "
+                              f"Gb, {d.subbanks_per_bank} sub-banks per bank)")
+        if not e.subbank_act_weight > 0:
+            raise ConfigError(f"eruca.subbank_act_weight: {e.subbank_act_weight} must be "
+                              f"above 0 (an ACT's share of tRRD and the tFAW window)")
+
+
 def _check_consistency(cfg: Config) -> None:
     """Rules that involve more than one key."""
     c = cfg.controller
@@ -296,7 +372,12 @@ def _check_consistency(cfg: Config) -> None:
             f"controller.write_low_watermark: {c.write_low_watermark} must be below "
             f"controller.write_high_watermark ({c.write_high_watermark})")
     known = set(ddr4.resolve_timings(cfg.dram.speed, cfg.dram.org, cfg.dram.density_gbit))
+    if cfg.dram.subbank_scheme != "none":
+        known |= set(subbank_mod.TIMING_NAMES)
     for name, value in cfg.dram.timing.items():
+        if name in subbank_mod.TIMING_NAMES and name not in known:
+            raise ConfigError(f"dram.timing.{name}: a sub-bank timing; it needs a "
+                              f"dram.subbank_scheme (it is 'none')")
         if name not in known or name == "data_rate_mtps":
             raise ConfigError(f"dram.timing.{name}: unknown timing (expected one of: "
                               f"{', '.join(sorted(known - {'data_rate_mtps'}))})")
@@ -316,9 +397,16 @@ def _check_consistency(cfg: Config) -> None:
             f"(expected more than tRFC + tRP = {t['tRFC'] + t['tRP']} cycles)")
     fields = cfg.mapping.order.split("-")
     expected = {"ro", "ba", "bg", "ra", "co", "ch"}
-    if sorted(fields) != sorted(expected):
+    if fields.count("sb") > 1:
+        raise ConfigError(f"mapping.order: {cfg.mapping.order!r} names the sub-bank field "
+                          f"'sb' {fields.count('sb')} times (at most once)")
+    if "sb" in fields and cfg.dram.subbanks_per_bank == 1:
+        raise ConfigError(f"mapping.order: {cfg.mapping.order!r} has a sub-bank field 'sb' "
+                          f"but dram.subbanks_per_bank is 1")
+    if sorted(f for f in fields if f != "sb") != sorted(expected):
         raise ConfigError(f"mapping.order: {cfg.mapping.order!r} must name each of "
-                          f"ro, ba, bg, ra, co, ch exactly once, separated by '-'")
+                          f"ro, ba, bg, ra, co, ch exactly once (and sb at most once, with "
+                          f"sub-banks), separated by '-'")
     for key in ("channels", "ranks"):
         n = getattr(cfg.dram, key)
         if n & (n - 1):
@@ -336,6 +424,10 @@ def _check_consistency(cfg: Config) -> None:
         if cfg.ecc.scheme != "none":
             raise ConfigError(f"nda.enabled: near-data accelerators with an ECC scheme "
                               f"(ecc.scheme: {cfg.ecc.scheme}) are not supported together")
+        if cfg.dram.subbank_scheme != "none":
+            raise ConfigError(f"nda.enabled: near-data accelerators with sub-banks "
+                              f"(dram.subbank_scheme: {cfg.dram.subbank_scheme}) are not "
+                              f"supported together")
 
 
 # Timings no device has at 0 cycles (tRTRS, the rank switch gap, may be 0).
@@ -532,6 +624,8 @@ def resolved_timings(cfg: Config) -> dict[str, int]:
     ``dram.timing`` applied."""
     t = ddr4.resolve_timings(cfg.dram.speed, cfg.dram.org, cfg.dram.density_gbit,
                              cfg.dram.timing)
+    if cfg.dram.subbank_scheme != "none":
+        t.update(subbank_mod.derive_timings(t, cfg.dram.timing))
     return {k: int(v) for k, v in t.items() if k != "data_rate_mtps"}
 
 

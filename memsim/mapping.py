@@ -1,4 +1,5 @@
-"""Physical address -> (channel, rank, bank group, bank, row, column), vectorised.
+"""Physical address -> (channel, rank, bank group, bank, [sub-bank], row, column),
+vectorised.
 
 The mapping is a field-order string, most significant field first, e.g.
 ``ro-ba-bg-ra-co-ch``: the lowest 6 address bits are the byte offset inside a 64-byte
@@ -6,6 +7,13 @@ burst, then (reading the string right to left) come the channel bits, the column
 (one value per burst, so 7 bits for a 1K-column row and BL8), the rank bits, and so on.
 With ``xor_bank`` the bank and bank-group bits are XORed with the lowest row bits
 (permutation-based interleaving), which spreads row conflicts over banks.
+
+Sub-banks (``spec.subbanks_per_bank`` > 1): the order string may name a sub-bank field
+``sb``; without one the sub-bank is the top bits of the row field (the physical halves,
+quarters... of the bank). The row is then the row within its sub-bank, and the engine's
+"bank" index is the unit that holds a row: ``bank * subbanks_per_bank + subbank``. With
+``row_permutation`` the sub-bank index is XORed with the row bits just above those the
+bank XOR uses (the lowest row bits without ``xor_bank``).
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ import numpy as np
 from memsim.dram.ddr4 import BURST_LENGTH
 
 FIELD_NAMES = {"ch": "channel", "ra": "rank", "bg": "bank group", "ba": "bank",
-               "ro": "row", "co": "column"}
+               "sb": "sub-bank", "ro": "row", "co": "column"}
 
 
 class AddressError(ValueError):
@@ -32,16 +40,22 @@ def _bits(n: int, what: str) -> int:
 
 @dataclass(frozen=True)
 class Decoded:
-    bank: np.ndarray  # flat bank index ((ch*R + rank)*BG + bg)*BA + bank
-    row: np.ndarray
+    bank: np.ndarray  # flat bank index ((ch*R + rank)*BG + bg)*BA + bank; with sub-banks
+    #                   the unit: that times subbanks_per_bank, plus the sub-bank
+    row: np.ndarray  # row (within its sub-bank)
     column: np.ndarray  # DRAM column address of the burst's first column
 
 
 class AddressMapping:
-    def __init__(self, spec, order: str = "ro-ba-bg-ra-co-ch", xor_bank: bool = False):
+    def __init__(self, spec, order: str = "ro-ba-bg-ra-co-ch", xor_bank: bool = False,
+                 row_permutation: bool = False):
         self.spec = spec
         self.order = order
         self.xor_bank = xor_bank
+        self.subbanks = getattr(spec, "subbanks_per_bank", 1)
+        self.row_permutation = row_permutation and self.subbanks > 1
+        fields = order.split("-")
+        sb_bits = _bits(self.subbanks, "sub-banks per bank")
         self.widths = {
             "ch": _bits(spec.channels, "channels"),
             "ra": _bits(spec.ranks, "ranks"),
@@ -50,15 +64,29 @@ class AddressMapping:
             "ro": _bits(spec.rows, "rows"),
             "co": _bits(spec.bursts_per_row, "bursts per row"),
         }
+        self.sb_field = "sb" in fields
+        # row bits of a sub-bank; the sub-bank is the ``sb`` field or the row field's top
+        self.row_bits = self.widths["ro"] - sb_bits
+        if self.sb_field:
+            self.widths["sb"] = sb_bits
+            self.widths["ro"] = self.row_bits
         self.offset_bits = _bits(spec.burst_bytes, "burst bytes")
         # (field, shift) from the least significant field up
         self.shifts = {}
         shift = self.offset_bits
-        for name in reversed(order.split("-")):
+        for name in reversed(fields):
             self.shifts[name] = shift
             shift += self.widths[name]
         self.capacity_bytes = 1 << shift
         assert self.capacity_bytes == spec.capacity_bytes
+        # row_permutation: the row bits XORed into the sub-bank index
+        self.perm_shift = (self.widths["ba"] + self.widths["bg"]) if xor_bank else 0
+
+    @classmethod
+    def from_config(cls, cfg, spec) -> AddressMapping:
+        """The mapping of ``cfg.mapping`` for the device ``spec``."""
+        m = cfg.mapping
+        return cls(spec, m.order, m.xor_bank, m.row_permutation)
 
     def field(self, addr: np.ndarray, name: str) -> np.ndarray:
         out = addr >> self.shifts[name]
@@ -78,6 +106,14 @@ class AddressMapping:
             ba ^= ro & (self.spec.banks_per_group - 1)
             bg ^= (ro >> self.widths["ba"]) & (self.spec.bankgroups - 1)
         s = self.spec
+        if self.subbanks > 1:
+            if self.sb_field:
+                sb = self.field(addr, "sb")
+            else:
+                sb = ro >> self.row_bits
+                ro &= (1 << self.row_bits) - 1
+            if self.row_permutation:
+                sb ^= (ro >> self.perm_shift) & (self.subbanks - 1)
         # bank = ((ch * ranks + ra) * bankgroups + bg) * banks_per_group + ba, in place
         bank = ch
         bank *= s.ranks
@@ -86,19 +122,31 @@ class AddressMapping:
         bank += bg
         bank *= s.banks_per_group
         bank += ba
+        if self.subbanks > 1:
+            bank *= self.subbanks
+            bank += sb
         co *= BURST_LENGTH
         return Decoded(bank=bank, row=ro, column=co)
 
-    def encode(self, channel=0, rank=0, bankgroup=0, bank=0, row=0, column=0):
-        """Inverse of :meth:`decode` (``column`` in DRAM columns); for tests and
-        generators that target specific banks. Works on scalars and arrays."""
+    def encode(self, channel=0, rank=0, bankgroup=0, bank=0, row=0, column=0, subbank=0):
+        """Inverse of :meth:`decode` (``column`` in DRAM columns, ``row`` within the
+        sub-bank); for tests and generators that target specific banks. Works on scalars
+        and arrays."""
         row = np.asarray(row, dtype=np.int64)
+        if self.subbanks > 1:
+            subbank = np.asarray(subbank, dtype=np.int64)
+            if self.row_permutation:
+                subbank = subbank ^ ((row >> self.perm_shift) & (self.subbanks - 1))
+            if not self.sb_field:
+                row = row | (subbank << self.row_bits)
         if self.xor_bank:
             bank = np.asarray(bank) ^ (row & (self.spec.banks_per_group - 1))
             bankgroup = np.asarray(bankgroup) ^ (
                 (row >> self.widths["ba"]) & (self.spec.bankgroups - 1))
         values = {"ch": channel, "ra": rank, "bg": bankgroup, "ba": bank, "ro": row,
                   "co": np.asarray(column, dtype=np.int64) // BURST_LENGTH}
+        if self.sb_field:
+            values["sb"] = subbank
         addr = np.zeros_like(row, dtype=np.int64)
         for name, value in values.items():
             addr = addr | (np.asarray(value, dtype=np.int64) << self.shifts[name])

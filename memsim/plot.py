@@ -22,6 +22,11 @@ Kinds (``KINDS``):
                  load (the host's bandwidth without NDAs at each intensity, when the sweep
                  has such runs) of the swept intensity parameter (default
                  frontend.cpu_cycles_per_dram_cycle)
+``eruca``        sub-banks against DDR4 (benchmarks/eruca.py): per trace, total
+                 bandwidth and mean / p99 read latency of each scheme variant (SALP-1,
+                 SALP-2, MASA, ERUCA with and without conflict avoidance and dual bus)
+                 normalised to DDR4 on the same device, one group of bars per device,
+                 and the ERUCA variants' shared-resource stalls per request
 ``ecc``          ECC overheads: per ECC scheme (``config.ecc.*``), the change in
                  bandwidth, mean and p99 read latency and DRAM energy per bit of data
                  against ``ecc.scheme: none`` with the same other settings (in %), a bar
@@ -62,7 +67,7 @@ if TYPE_CHECKING:
 # matplotlib and pandas are imported where needed, so that registering the ``plot``
 # command costs the CLI nothing.
 
-KINDS = ("schedulers", "latency-cdf", "stalls", "sweep", "nda", "ecc")
+KINDS = ("schedulers", "latency-cdf", "stalls", "sweep", "nda", "ecc", "eruca")
 FORMATS = (".png", ".pdf", ".svg")
 DEFAULT_SWEEP_METRIC = "bandwidth_gbps.total"
 SCHED_COL = "config.controller.scheduler"
@@ -131,6 +136,15 @@ PARAM_LABELS = {
     "ecc.partial_write_fraction": "Partial writes (fraction of writes)",
     "ecc.inline_cache_entries": "ECC cache (bursts per channel)",
     "ecc.decode_latency_cycles": "ECC decode latency (cycles)",
+    "mapping.row_permutation": "Sub-bank row permutation",
+    "dram.subbanks_per_bank": "Sub-banks per bank",
+    "dram.subbank_scheme": "Sub-bank scheme",
+    "eruca.bg_data_buses": "Data buses per bank group",
+    "eruca.per_subbank_latch": "Per-sub-bank row latch",
+    "eruca.row_compat_bits": "Row bits compared (ERUCA)",
+    "eruca.subbank_act_weight": "Sub-bank ACT weight",
+    "eruca.avoid_row_path": "Avoid row-path conflicts",
+    "eruca.prefer_other_bus": "Prefer the other data bus",
 }
 
 
@@ -863,9 +877,116 @@ def _plot_ecc(d: _Data, metric=None, **_) -> Figure:
     return fig
 
 
+# ---------------------------------------------------------------------------- eruca
+
+SCHEME_COL = "config.dram.subbank_scheme"
+# The keys that make a sub-bank variant; the rest of a row's configuration (and its
+# trace) is what a variant is compared with DDR4 on.
+VARIANT_KEYS = ("dram.subbank_scheme", "dram.subbanks_per_bank", "controller.scheduler",
+                "mapping.row_permutation", "eruca.")
+RESOURCE_STALLS = (("row path", "#D55E00", "subbanks.resource_conflicts.row_path.stall_cycles"),
+                   ("bank-group bus", "#0072B2",
+                    "subbanks.resource_conflicts.bg_bus.stall_cycles"),
+                   ("tFAW", "#CC79A7", "subbanks.resource_conflicts.tfaw.stall_cycles"),
+                   ("column path", "#009E73",
+                    "subbanks.resource_conflicts.column_path.stall_cycles"))
+
+
+def variant_label(row) -> str:
+    """DDR4, SALP-1, SALP-2, MASA, or ERUCA with its avoidance and data buses."""
+    scheme = row.get(SCHEME_COL, "none")
+    if not isinstance(scheme, str) or scheme == "none":
+        return "DDR4"
+    if scheme != "eruca":
+        return {"salp1": "SALP-1", "salp2": "SALP-2", "masa": "MASA"}.get(scheme, scheme)
+    avoid = row.get(SCHED_COL) == "eruca"
+    buses = row.get("config.eruca.bg_data_buses")
+    label = "ERUCA + avoidance" if avoid else "ERUCA, no avoidance"
+    if buses == 2:
+        label += " + dual bus"
+    return label
+
+
+def _plot_eruca(d: _Data, metric=None, **_) -> Figure:
+    df = d.df.copy()
+    if SCHEME_COL not in df or not (df[SCHEME_COL].fillna("none") != "none").any():
+        raise PlotError(f"{d.dir}: no sub-bank runs (dram.subbank_scheme is none in every "
+                        f"run); "
+                        f"--kind eruca compares sub-bank schemes with DDR4 "
+                        f"(benchmarks/eruca.py, configs/sweeps/eruca.yaml)")
+    df["_variant"] = [variant_label(r) for r in df.to_dict(orient="records")]
+    base_keys = [p for p in d.varying if not p.startswith(VARIANT_KEYS)]
+    cols = [f"config.{k}" if not k.startswith("config.") and f"config.{k}" in df else k
+            for k in base_keys]
+    df["_device"] = [", ".join(format_value(k, r[c]) for k, c in zip(base_keys, cols,
+                                                                      strict=True))
+                     or "base" for r in df.to_dict(orient="records")]
+    ddr4 = df[df["_variant"] == "DDR4"].set_index(["trace", "_device"])
+    if ddr4.empty:
+        raise PlotError(f"{d.dir}: no DDR4 run (dram.subbank_scheme: none) to normalise to")
+    metrics = [("bandwidth_gbps.total", "Bandwidth / DDR4"),
+               ("latency_ns.read.mean", "Mean read latency / DDR4"),
+               ("latency_ns.read.p99", "p99 read latency / DDR4")]
+    for m, _ in metrics:
+        d.need(m)
+    variants = [v for v in dict.fromkeys(df["_variant"]) if v != "DDR4"]
+    devices = list(dict.fromkeys(df["_device"]))
+    fig, axes = _figure(len(metrics) + 1, len(d.traces), 3.4 + 0.25 * len(devices), 2.2,
+                        sharey="row")
+    width = 0.8 / max(1, len(variants))
+    x = np.arange(len(devices))
+    handles = {}
+    for j, tr in enumerate(d.traces):
+        part = df[df["trace"] == tr]
+        for i, (m, label) in enumerate(metrics):
+            ax = axes[i, j]
+            for k, v in enumerate(variants):
+                rows = part[part["_variant"] == v].set_index("_device")
+                ys = []
+                for dev in devices:
+                    try:
+                        ys.append(float(rows.loc[dev, m]) / float(ddr4.loc[(tr, dev), m]))
+                    except (KeyError, TypeError, ZeroDivisionError):
+                        ys.append(np.nan)
+                h = ax.bar(x + (k - (len(variants) - 1) / 2) * width, ys, width,
+                           color=PALETTE[k % len(PALETTE)], label=v)
+                handles.setdefault(v, h)
+            ax.axhline(1.0, color="black", linewidth=0.8)
+            ax.set_xticks(x, devices if i == len(metrics) - 1 else [""] * len(devices),
+                          rotation=30, ha="right")
+            if j == 0:
+                ax.set_ylabel(label)
+            if i == 0:
+                ax.set_title(_trace_name(tr))
+        # shared-resource stalls per request, averaged over devices
+        ax = axes[len(metrics), j]
+        bottom = np.zeros(len(variants))
+        for name, colour, col in RESOURCE_STALLS:
+            vals = []
+            for v in variants:
+                rows = part[part["_variant"] == v]
+                if col not in rows or rows[col].isna().all():
+                    vals.append(0.0)
+                    continue
+                per_req = rows[col].astype(float) / rows["requests.total"].astype(float)
+                vals.append(float(per_req.mean()))
+            ax.bar(np.arange(len(variants)), vals, 0.6, bottom=bottom, color=colour,
+                   label=name)
+            bottom += np.array(vals)
+        ax.set_xticks(np.arange(len(variants)), variants, rotation=40, ha="right")
+        if j == 0:
+            ax.set_ylabel("Resource stall cycles\nper request (mean)")
+    stall_handles = [axes[len(metrics), 0].patches[i * len(variants)]
+                     for i in range(len(RESOURCE_STALLS))] if variants else []
+    _legend(fig, list(handles.values()) + stall_handles,
+            list(handles) + [n for n, _, _ in RESOURCE_STALLS], ncol=4)
+    _suptitle(fig, "Sub-banks against DDR4", d)
+    return fig
+
+
 _KIND_FUNCS = {"schedulers": _plot_schedulers, "latency-cdf": _plot_latency_cdf,
                "stalls": _plot_stalls, "sweep": _plot_sweep, "nda": _plot_nda,
-               "ecc": _plot_ecc}
+               "ecc": _plot_ecc, "eruca": _plot_eruca}
 
 
 def plot(results_dir, kind: str, out=None, *, metric: str | None = None,

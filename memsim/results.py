@@ -77,6 +77,10 @@ class Result:
     nda: nda_mod.NdaCounters | None = None
     # cycles every host latency gains outside the engine (the packetized NDA interface)
     latency_offset_cycles: int = 0
+    # sub-banks only (memsim.sim._subbank_stats): the sub-bank engine's counters
+    # (memsim.engine.subbank.ZC_*) and open-unit / busy-bank cycles; bank_stats then
+    # has one row per sub-bank
+    subbank: dict | None = None
     # ECC runs: the engine's ECC counters (memsim.engine.ecc.EC_*) and the front end's
     # (memsim.ecc.Expander.stats); None without an ECC scheme
     ecc: dict | None = None
@@ -118,26 +122,64 @@ class Result:
                                                name="latency_cycles"),
                          name=f"{kind}_count")
 
-    def _bank_columns(self) -> dict[str, np.ndarray]:
-        """The per-bank table as columns of numpy arrays."""
+    def _bank_columns(self, subbanks: bool = False) -> dict[str, np.ndarray]:
+        """The per-bank table as columns of numpy arrays (``subbanks``: one row per
+        sub-bank, with a ``subbank`` column)."""
         s = self.spec
-        b = np.arange(len(self.bank_stats))
+        sb = getattr(s, "subbanks_per_bank", 1)
+        stats = self.bank_stats
+        if not subbanks and sb > 1:
+            stats = stats.reshape(-1, sb, stats.shape[1]).sum(axis=1)
+        b = np.arange(len(stats))
+        sub = None
+        if subbanks:
+            b, sub = b // sb, b % sb
         per_rank = s.bankgroups * s.banks_per_group
         cols = {"channel": b // (s.ranks * per_rank), "rank": (b // per_rank) % s.ranks,
                 "bankgroup": (b // s.banks_per_group) % s.bankgroups,
                 "bank": b % s.banks_per_group}
+        if sub is not None:
+            cols["subbank"] = sub
         for j, name in enumerate(BANK_COLUMNS):
-            cols[name] = self.bank_stats[:, j]
+            cols[name] = stats[:, j]
         served = cols["hits"] + cols["misses"] + cols["conflicts"]
         cols["hit_rate"] = np.divide(cols["hits"], served, out=np.zeros(len(b)),
                                      where=served > 0)
         return cols
 
     def per_bank(self) -> pd.DataFrame:
-        """One row per bank: requests served, row-buffer outcomes and activates."""
+        """One row per bank: requests served, row-buffer outcomes and activates (with
+        sub-banks: summed over the bank's sub-banks)."""
         import pandas as pd
 
         return pd.DataFrame(self._bank_columns())
+
+    def per_subbank(self) -> pd.DataFrame:
+        """One row per sub-bank (sub-array): the per-bank table, a level further down.
+        Without sub-banks: the per-bank table with ``subbank`` 0."""
+        import pandas as pd
+
+        return pd.DataFrame(self._bank_columns(subbanks=True))
+
+    def _subbank_summary(self) -> dict:
+        """The sub-bank section of the summary: shared-resource conflicts, column
+        commands by data bus, effective bank parallelism, SA_SEL count."""
+        from memsim.engine import subbank as z
+
+        c = self.subbank["counters"]
+        busy = self.subbank["busy_bank_cycles"]
+        conflicts = {}
+        for k, name in enumerate(z.RESOURCES):
+            conflicts[name] = {"count": int(c[2 * k]), "stall_cycles": int(c[2 * k + 1])}
+        return {
+            "scheme": self.spec.subbank_scheme,
+            "per_bank": self.spec.subbanks_per_bank,
+            "open_rows_per_busy_bank": self.subbank["open_unit_cycles"] / busy if busy else 0.0,
+            "bankgroup_column_pairs": {"same_bus": int(c[z.ZC_PAIR_SAME_BUS]),
+                                       "other_bus": int(c[z.ZC_PAIR_OTHER_BUS])},
+            "sa_sel": int(c[z.ZC_SASEL]),
+            "resource_conflicts": conflicts,
+        }
 
     def _rank_columns(self) -> dict[str, np.ndarray]:
         """The per-bank table summed over each rank (channel-major), plus the rank's
@@ -227,6 +269,10 @@ class Result:
         served = hits + misses + conflicts
         lat_r, lat_w = self._latency(0), self._latency(1)
         commands = {name: int(c[core.C_CMD + i]) for i, name in enumerate(COMMANDS)}
+        sub = None
+        if self.subbank is not None:
+            sub = self._subbank_summary()
+            commands["SA_SEL"] = sub["sa_sel"]
         total = self.reads + self.writes
         e = self._energy()
         out = {
@@ -262,6 +308,8 @@ class Result:
             out["ecc"] = self._ecc_summary(sim_ns, e["energy_nj"]["total"])
         if self.nda is not None:
             out["nda"] = nda_mod.summarize(self.config, spec, self.nda, self.cycles)
+        if sub is not None:
+            out["subbanks"] = sub
         out.update({
             "wall_seconds": self.wall_seconds,
             "requests_per_second": total / self.wall_seconds if self.wall_seconds else 0.0,
@@ -324,6 +372,8 @@ class Result:
         if self.nda is not None:
             tables.append(("nda_per_rank", nda_mod.per_rank_columns(
                 self.config, self.spec, self.nda, self.cycles)))
+        if self.subbank is not None:
+            tables.append(("per_subbank", self._bank_columns(subbanks=True)))
         for key, cols in tables:
             s[key] = [dict(zip(cols, row, strict=True))
                       for row in zip(*(c.tolist() for c in cols.values()), strict=True)]
@@ -368,6 +418,7 @@ class Result:
                                       for k, v in ta.items())),
             ("commands", "  ".join(f"{k} {v:,}" for k, v in cmd.items())),
             ("bus utilization", f"{s['bus_utilization']:.3f}"),
+            *_subbank_lines(s),
             ("energy nJ", f"total {en['total']:,.1f}  (" + "  ".join(
                 f"{k} {en[k]:,.1f}" for k in energy.PARTS) + f"); {s['power_mw']['average']:,.1f}"
                 f" mW average, {s['energy_pj_per_bit']:.2f} pJ/bit"),
@@ -409,6 +460,21 @@ def _nda_rows(n: dict) -> list[tuple[str, str]]:
                                 if "predictor" in n else "")),
     ]
     return rows
+def _subbank_lines(s: dict) -> list[tuple[str, str]]:
+    sub = s.get("subbanks")
+    if sub is None:
+        return []
+    rc = sub["resource_conflicts"]
+    pairs = sub["bankgroup_column_pairs"]
+    return [
+        ("sub-banks", f"{sub['scheme']}, {sub['per_bank']} per bank: "
+                      f"{sub['open_rows_per_busy_bank']:.3f} open rows per busy bank, "
+                      f"same-group column pairs {pairs['same_bus']:,} on one bus / "
+                      f"{pairs['other_bus']:,} across buses, SA_SEL {sub['sa_sel']:,}"),
+        ("resource conflicts", ", ".join(f"{k.replace('_', ' ')} {v['count']:,} "
+                                         f"({v['stall_cycles']:,} stall cycles)"
+                                         for k, v in rc.items())),
+    ]
 
 
 def _ecc_line(e: dict) -> str:

@@ -142,7 +142,7 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
     called with the number of requests of each chunk fed; ``notify`` prints a line to
     stderr when the engine has to be compiled first."""
     spec = spec_mod.build(cfg)
-    mapping = AddressMapping(spec, cfg.mapping.order, cfg.mapping.xor_bank)
+    mapping = AddressMapping.from_config(cfg, spec)
     ratio = cfg.frontend.cpu_cycles_per_dram_cycle
     nda = cfg.nda if cfg.nda.enabled else None
     geom = nda_mod.Geometry.from_dram(cfg.dram)
@@ -151,7 +151,9 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
     hop = nda.packet_latency_cycles if nda and nda.interface == "packetized" else 0
     writer = None
     ok = False
-    per_bank_rw = np.zeros((spec.banks_per_rank * spec.ranks * spec.channels, 2), np.int64)
+    # per bank (with sub-banks: per sub-bank) requests by direction
+    per_bank_rw = np.zeros((spec.banks_per_rank * spec.ranks * spec.channels
+                            * spec.subbanks_per_bank, 2), np.int64)
     ecc_on = spec.ecc is not None and spec.ecc.scheme != "none"
     try:
         if cmd_log is not None:
@@ -213,7 +215,21 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
                   trace=dict(trace_info or {}), ecc=ecc_stats,
                   nda=(nda_mod.counters(engine.X[engine_core.X_NDA]) if nda is not None
                        else None),
-                  latency_offset_cycles=hop)
+                  latency_offset_cycles=hop,
+                  subbank=_subbank_stats(engine))
+
+
+def _subbank_stats(engine) -> dict | None:
+    """The sub-bank engine's counters and open-unit integral, or None without
+    sub-banks."""
+    z = engine.subbank_state
+    if z is None:
+        return None
+    from memsim.engine import subbank
+
+    open_cycles, busy_cycles = subbank.finish(z, engine.final_cycle)
+    return {"counters": z.counters.copy(), "open_unit_cycles": open_cycles,
+            "busy_bank_cycles": busy_cycles}
 
 
 # Arrival cycles must stay well inside int64 (the engine adds latencies to them).

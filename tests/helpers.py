@@ -44,14 +44,14 @@ HOST_KEYS = HOST_METRICS
 
 LOG_DTYPES = {"cycle": "int64", "channel": "int64", "rank": "int64", "bankgroup": "int64",
               "bank": "int64", "row": "int64", "column": "int64", "command": "string",
-              "request": "int64", "source": "string"}
+              "request": "int64", "source": "string", "subbank": "int64"}
 
 
 def resolve(cfg=None, overrides=()):
     """(Config, DeviceSpec, AddressMapping) of a preset / dict plus overrides."""
     cfg = config.load(cfg, overrides)
     spec = spec_mod.build(cfg)
-    return cfg, spec, AddressMapping(spec, cfg.mapping.order, cfg.mapping.xor_bank)
+    return cfg, spec, AddressMapping.from_config(cfg, spec)
 
 
 def addresses(mapping: AddressMapping, fields) -> np.ndarray:
@@ -112,7 +112,8 @@ def violations(path, cfg=None, overrides=()):
     c, spec, _ = resolve(cfg, overrides)
     return check.check_file(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
                             spec.banks_per_group, refresh=c.dram.refresh,
-                            interface=spec.ecc.checker(spec.timings))
+                            interface=spec.ecc.checker(spec.timings),
+                            subbank=check.subbank_rules(c))
 
 
 # ---------------------------------------------------------------- synthetic traces
@@ -171,6 +172,8 @@ def conservation_errors(log: pd.DataFrame, addr, is_write, mapping: AddressMappi
     if "source" in log.columns:
         log = log[log["source"] == "host"]
     per_rank = s.bankgroups * s.banks_per_group
+    sb = s.subbanks_per_bank  # with sub-banks the decoded "bank" is the unit
+    unit, bank = bank, bank // sb
     want = pd.DataFrame({
         "channel": bank // (s.ranks * per_rank),
         "rank": (bank // per_rank) % s.ranks,
@@ -179,6 +182,8 @@ def conservation_errors(log: pd.DataFrame, addr, is_write, mapping: AddressMappi
         "row": row,
         "column": d.column,
     })
+    if sb > 1:  # the log's subbank column (only with sub-banks)
+        want["subbank"] = unit % sb
     errors = []
     col = commands(log, "RD", "RDA", "WR", "WRA")
     req = col["request"].to_numpy()
@@ -203,8 +208,9 @@ def conservation_errors(log: pd.DataFrame, addr, is_write, mapping: AddressMappi
         if len(bad):
             errors.append(f"{name} differs from the address decode for requests "
                           f"{bad[:5].tolist()}")
-    # an ACT or a conflict PRE names the request it was issued for: same bank (and row)
-    for names, fields in ((("ACT",), list(want.columns[:5])),
+    # an ACT or a conflict PRE names the request it was issued for: same bank (and row
+    # and sub-bank; a PRE may close a sibling sub-bank's row)
+    for names, fields in ((("ACT",), list(want.columns[:5]) + ["subbank"] * (sb > 1)),
                           (("PRE",), list(want.columns[:4]))):
         rows = commands(log, *names)
         rows = rows[rows["request"] >= 0]

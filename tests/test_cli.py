@@ -163,6 +163,23 @@ def test_multi_channel_preset_with_gzipped_log(tmp_path):
     assert "0 violations" in proc.stdout
 
 
+@pytest.mark.parametrize("scheme", ["masa", "eruca"])
+def test_subbank_preset_run_and_check_use_the_schemes_rules(tmp_path, scheme):
+    # run --check and check judge a sub-banked log by its scheme's rules: against plain
+    # DDR4's it breaks bank rules (two open rows in one bank), and MASA's SA_SEL is no
+    # DDR4 command at all
+    log = tmp_path / "cmd.csv"
+    preset = f"ddr4_2400_x8_1ch1r_{scheme}"
+    proc = memsim("run", ROOT / "traces" / "hot1m.npz", "-c", preset, "--check",
+                  "--cmd-log", log)
+    assert proc.returncode == 0, proc.stderr
+    assert "protocol check: 0 violations" in proc.stdout
+    proc = memsim("check", log, "-c", preset)
+    assert proc.returncode == 0, proc.stdout
+    # judged as plain DDR4: MASA's log is malformed (exit 2), ERUCA's breaks bank rules
+    assert memsim("check", log).returncode == {"masa": 2, "eruca": 1}[scheme]
+
+
 def test_bad_config_key_exits_2_and_writes_nothing(tmp_path):
     out = tmp_path / "r.json"
     proc = memsim("run", EXAMPLE, "-p", "controller.shceduler=fcfs", "--json", out,
@@ -206,7 +223,9 @@ def test_config_show_applies_overrides():
 def test_config_list_lists_the_presets():
     proc = memsim("config", "list")
     assert proc.returncode == 0
-    assert proc.stdout.split() == sorted(PRESETS + ECC_PRESETS + NDA_PRESETS)
+    subbank_presets = [f"ddr4_2400_x8_1ch1r_{s}" for s in ("eruca", "masa", "salp1", "salp2")]
+    assert proc.stdout.split() == sorted([*PRESETS, *ECC_PRESETS, *NDA_PRESETS,
+                                          *subbank_presets])
 
 
 def test_version():

@@ -47,7 +47,8 @@ def _texts(fig) -> list[str]:
 
 
 @pytest.mark.parametrize("which", ["big", "small"])
-@pytest.mark.parametrize("kind", [k for k in KINDS if k not in ("nda", "ecc")])  # (their own tests)
+# nda: tests/test_nda.py; ecc: tests/test_ecc.py; eruca: below
+@pytest.mark.parametrize("kind", [k for k in KINDS if k not in ("nda", "ecc", "eruca")])
 def test_every_kind_writes_a_png(results, kind, which, tmp_path):
     out = tmp_path / f"{kind}.png"
     fig = plot(results[which], kind, out)
@@ -157,3 +158,48 @@ def test_cli(results, tmp_path, capsys):
     assert f"wrote {out}" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         p.parse_args(["plot", str(results["big"]), "--kind", "pie", "-o", str(out)])
+
+
+SUBBANK_POINTS = {
+    "DDR4": {},
+    "SALP-1": {"dram.subbanks_per_bank": 4, "dram.subbank_scheme": "salp1"},
+    "MASA": {"dram.subbanks_per_bank": 4, "dram.subbank_scheme": "masa"},
+    "ERUCA, no avoidance": {"dram.subbanks_per_bank": 2, "dram.subbank_scheme": "eruca"},
+    "ERUCA + avoidance + dual bus": {"dram.subbanks_per_bank": 2,
+                                     "dram.subbank_scheme": "eruca",
+                                     "controller.scheduler": "eruca",
+                                     "eruca.bg_data_buses": 2},
+}
+
+
+def test_eruca_kind_normalises_each_variant_to_ddr4(results, tmp_path):
+    cycle, is_write, addr = generate("hotspot", 400, seed=3, write_ratio=0.2,
+                                     hot_bytes=1 << 20, footprint_bytes=1 << 30)
+    trace = str(tmp_path / "hot.trace")
+    write_trace(trace, cycle, is_write, addr)
+    points = [{"dram.speed": speed, **over} for speed in ("DDR4_2400R", "DDR4_3200AA")
+              for over in SUBBANK_POINTS.values()]
+    df = run_sweep({"traces": [trace], "points": points,
+                    "overrides": {"mapping.row_permutation": False}}, tmp_path / "sb",
+                   jobs=1, progress=False)
+    assert (df["status"] == "ok").all()
+    fig = plot(tmp_path / "sb", "eruca", tmp_path / "eruca.png")
+    assert (tmp_path / "eruca.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    texts = _texts(fig)
+    for name in [*list(SUBBANK_POINTS)[1:], "row path", "bank-group bus", "tFAW",
+                 "column path", "Bandwidth / DDR4", "DDR4_3200AA"]:
+        assert name in texts, name
+    # the first panel's bars: each variant's bandwidth over DDR4's on the same speed bin
+    bw = df.set_index([df["config.dram.speed"], df["label"]])["bandwidth_gbps.total"]
+    labels = list(df["label"])
+    heights = [b.get_height() for b in fig.axes[0].patches]
+    expected = []
+    for v in range(1, len(SUBBANK_POINTS)):
+        for s, speed in enumerate(("DDR4_2400R", "DDR4_3200AA")):
+            row = labels[s * len(SUBBANK_POINTS) + v]
+            base = labels[s * len(SUBBANK_POINTS)]
+            expected.append(bw[(speed, row)] / bw[(speed, base)])
+    assert heights == pytest.approx(expected, rel=1e-12)
+    # a sweep without sub-banks has nothing to compare
+    with pytest.raises(PlotError, match=r"no sub-bank runs .*\(benchmarks/eruca.py"):
+        plot(results["small"], "eruca")

@@ -8,12 +8,14 @@ the previous command. Everything the engine needs about the device is in a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from memsim import ecc as ecc_mod
 from memsim.dram import ddr4
+from memsim.dram import subbank as subbank_mod
 
 STANDARDS = {"DDR4": ddr4}
 
@@ -26,6 +28,18 @@ LEVEL = {name: i for i, name in enumerate(ddr4.LEVELS)}
 # same channel".
 SCOPE_OTHER_RANK = len(ddr4.LEVELS)
 N_SCOPES = SCOPE_OTHER_RANK + 1
+# Sub-banked devices (memsim.dram.subbank): the "bank" scope is the unit (sub-bank or
+# sub-array) that holds a row, and three scopes follow: a sibling unit of the same bank,
+# the bank-group data bus of the unit, and ERUCA's column path to a sibling. SA_SEL is
+# command N_CMD. Activation-power windows (tFAW) are kept on a node of their own per
+# rank (SCOPE_POWER) so that their stalls can be counted apart.
+SCOPE_SIBLING, SCOPE_BUS, SCOPE_COLUMN_PATH = N_SCOPES, N_SCOPES + 1, N_SCOPES + 2
+N_SCOPES_SUBBANK = N_SCOPES + 3
+SCOPE_POWER = N_SCOPES_SUBBANK
+SA_SEL = N_CMD
+N_CMD_SUBBANK = N_CMD + 1
+_SUBBANK_LEVELS = {"subbank": LEVEL["bank"], "sibling": SCOPE_SIBLING,
+                   "column_path": SCOPE_COLUMN_PATH}
 NO_CONSTRAINT = -(1 << 40)
 
 
@@ -72,6 +86,18 @@ class DeviceSpec:
     # rank), 1 if NDA commands obey and set that scope's rules (the standard's
     # SOURCE_SCOPES); all 0 without NDAs.
     nda_scopes: tuple = (0, 0, 0, 0, 0)
+    # Sub-banks (1 and "none": plain DDR4). With sub-banks the tables above have
+    # N_CMD_SUBBANK commands and N_SCOPES_SUBBANK scopes, and the windows are empty:
+    # they are the power windows below (scope SCOPE_POWER).
+    subbanks_per_bank: int = 1
+    subbank_scheme: str = "none"
+    power_window: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
+    eruca: dict = field(default_factory=dict)  # the eruca section (scheme eruca only)
+
+    @property
+    def units_per_bank(self) -> int:
+        """Row-holding units per bank: sub-banks / sub-arrays, 1 for DDR4."""
+        return self.subbanks_per_bank
 
     @property
     def banks_per_rank(self) -> int:
@@ -117,6 +143,10 @@ def build(cfg) -> DeviceSpec:
     std = STANDARDS[d.standard]
     org = std.ORGANISATIONS[d.org]
     timings = std.resolve_timings(d.speed, d.org, d.density_gbit, d.timing)
+    scheme = d.subbank_scheme if d.subbanks_per_bank > 1 else "none"
+    eruca = dict(cfg.eruca.__dict__) if scheme == "eruca" else {}
+    if scheme != "none":
+        timings.update(subbank_mod.derive_timings(timings, d.timing))
     iface = ecc_mod.interface(cfg, timings)
     # the ECC scheme's timings: read / write latency adders, tWR_CRC_DM, on-die RMW...
     eff = iface.effective_timings(timings)
@@ -138,25 +168,13 @@ def build(cfg) -> DeviceSpec:
         burst[c] = iface.burst_cycles(timings["tBL"], write=True)
         burst_cycles[c], data_delay[c] = ticks(burst[c]), ticks(eff["CWL"])
 
-    latency = np.full((N_CMD, N_SCOPES, N_CMD), NO_CONSTRAINT, np.int64)
-    windows = []  # (prev, scope, next, size, latency)
+    power = np.zeros((0, 4), np.int64)
     nda = getattr(cfg, "nda", None) is not None and cfg.nda.enabled
-    rows = std.CONSTRAINTS + iface.extra_constraints() + (std.NDA_CONSTRAINTS if nda else ())
-    for level, prevs, nexts, expr, window, other in rows:
-        scope = SCOPE_OTHER_RANK if other else LEVEL[level]
-        if window > 1 and len(nexts) != 1:
-            raise ValueError(f"constraint {expr!r}: a windowed rule must name one next command")
-        for p in prevs:
-            # tBL in an expression is the burst of the *previous* command
-            t = dict(eff, tBL=burst.get(CMD[p], timings["tBL"]))
-            lat = _eval_latency(expr, t, scale)
-            for n in nexts:
-                if window > 1:
-                    windows.append((CMD[p], scope, CMD[n], window, lat))
-                else:
-                    cell = (CMD[p], scope, CMD[n])
-                    latency[cell] = max(latency[cell], lat)
-    _check_column_symmetry(latency)
+    if scheme == "none":
+        latency, windows = _compile_ddr4(std, iface, eff, burst, timings, scale, nda)
+    else:  # (config: no ECC scheme with sub-banks, so eff is timings, scale 1)
+        latency, windows, power = _compile_subbank(std, scheme, eruca, timings,
+                                                   burst_cycles)
     w = np.array(windows, np.int64).reshape(-1, 5)
     lockstep = 2 if iface.lockstep else 1  # two channels act as one, twice as wide
     return DeviceSpec(
@@ -173,8 +191,109 @@ def build(cfg) -> DeviceSpec:
         window_next=w[:, 2].copy(), window_size=w[:, 3].copy(),
         window_latency=w[:, 4].copy(), ecc=iface, time_scale=scale,
         request_bytes=std.BURST_BYTES,
+        subbanks_per_bank=d.subbanks_per_bank if scheme != "none" else 1,
+        subbank_scheme=scheme, power_window=power, eruca=eruca,
         nda_scopes=nda_scopes(std) if nda else (0, 0, 0, 0, 0),
     )
+
+
+def _compile_ddr4(std, iface, eff, burst, timings, scale, nda=False):
+    """The standard's constraint rows (and the ECC scheme's) -> (latency[prev, scope,
+    next] in engine ticks, windowed rules)."""
+    latency = np.full((N_CMD, N_SCOPES, N_CMD), NO_CONSTRAINT, np.int64)
+    windows = []  # (prev, scope, next, size, latency)
+    rows = std.CONSTRAINTS + iface.extra_constraints() + (std.NDA_CONSTRAINTS if nda else ())
+    for level, prevs, nexts, expr, window, other in rows:
+        scope = SCOPE_OTHER_RANK if other else LEVEL[level]
+        if window > 1 and len(nexts) != 1:
+            raise ValueError(f"constraint {expr!r}: a windowed rule must name one next command")
+        for p in prevs:
+            # tBL in an expression is the burst of the *previous* command
+            t = dict(eff, tBL=burst.get(CMD[p], timings["tBL"]))
+            lat = _eval_latency(expr, t, scale)
+            for n in nexts:
+                if window > 1:
+                    windows.append((CMD[p], scope, CMD[n], window, lat))
+                else:
+                    cell = (CMD[p], scope, CMD[n])
+                    latency[cell] = max(latency[cell], lat)
+    _check_column_symmetry(latency)
+    return latency, windows
+
+
+def _compile(rows, ids, n_cmd, n_scopes, timings, burst_cycles, scope_of, scale=None):
+    """Constraint rows -> (latency[prev, scope, next], windowed rules). ``scope_of(level,
+    expr)`` gives a row's scope (rows with ``other`` set: SCOPE_OTHER_RANK);
+    ``scale(prev, next, expr, latency, window)`` may rewrite a row's (latency, window)."""
+    latency = np.full((n_cmd, n_scopes, n_cmd), NO_CONSTRAINT, np.int64)
+    windows = []  # (prev, scope, next, size, latency)
+    for level, prevs, nexts, expr, window, other in rows:
+        scope = SCOPE_OTHER_RANK if other else scope_of(level, expr)
+        if window > 1 and len(nexts) != 1:
+            raise ValueError(f"constraint {expr!r}: a windowed rule must name one next command")
+        for p in prevs:
+            # tBL in an expression is the burst of the *previous* command
+            burst = int(burst_cycles[ids[p]]) if ids[p] < len(burst_cycles) else 0
+            t = dict(timings, tBL=burst or timings["tBL"])
+            lat = _eval_latency(expr, t)
+            for n in nexts:
+                size = window
+                if scale is not None:
+                    lat_n, size = scale(p, n, expr, lat, window)
+                else:
+                    lat_n = lat
+                if window > 1:
+                    windows.append((ids[p], scope, ids[n], size, lat_n))
+                else:
+                    cell = (ids[p], scope, ids[n])
+                    latency[cell] = max(latency[cell], lat_n)
+    _check_column_symmetry(latency)
+    return latency, windows
+
+
+def _compile_subbank(std, scheme, eruca, timings, burst_cycles):
+    """The constraint table of a sub-banked device: the standard's rows with "bank"
+    meaning the unit that holds a row, the bank-group data-path rows on the bus scope,
+    ACT power scaled by ERUCA's sub-bank ACT weight, then the scheme's sibling rows.
+    Returns (latency, windows (none), power windows [prev, next, size, latency])."""
+    ids = {name: i for i, name in enumerate(subbank_mod.COMMANDS)}
+    rules = subbank_mod.SCHEME_RULES[scheme]
+    weight = float(eruca.get("subbank_act_weight", 1.0))
+
+    def scope_of(level, expr):
+        if level in _SUBBANK_LEVELS:
+            return _SUBBANK_LEVELS[level]
+        if level == "bankgroup" and expr == subbank_mod.DATA_PATH_LATENCY:
+            return SCOPE_BUS
+        return LEVEL[level]
+
+    def scale(p, n, expr, lat, window):
+        if p != "ACT" or n != "ACT" or weight == 1.0:
+            return lat, window
+        if window > 1:  # tFAW: floor(W / weight) ACTs per window
+            return lat, int(math.floor(window / weight + 1e-9))
+        if expr in subbank_mod.ACT_POWER_LATENCIES:
+            return max(1, math.ceil(weight * lat - 1e-9)), window
+        return lat, window
+
+    rows = list(std.CONSTRAINTS)
+    rows += [("channel", subbank_mod.COMMANDS, (subbank_mod.SA_SEL,), "1", 1, False),
+             ("channel", (subbank_mod.SA_SEL,), subbank_mod.COMMANDS, "1", 1, False)]
+    rows += [(level, prevs, nexts, expr, 1, False) for level, prevs, nexts, expr in rules.rows]
+    latency, windows = _compile(rows, ids, N_CMD_SUBBANK, N_SCOPES_SUBBANK, timings,
+                                burst_cycles, scope_of, scale)
+    power = []
+    for prev, scope, nxt, size, lat in windows:
+        if prev != ACT or nxt != ACT or scope != LEVEL["rank"]:
+            raise ValueError("sub-banked devices support only the rank's ACT window (tFAW)")
+        power.append((prev, nxt, size, lat))
+    # a rank-wide command (PREA, REF) constrains every unit of its rank; the bank-group
+    # level is not covered for it by the engine, so it must have no rows there
+    for c in (PREA, REF):
+        if (latency[c, LEVEL["bankgroup"]] != NO_CONSTRAINT).any() or \
+                (latency[c, SCOPE_BUS] != NO_CONSTRAINT).any():
+            raise ValueError("a rank-wide command with bank-group constraints")
+    return latency, [], np.array(power, np.int64).reshape(-1, 4)
 
 
 def nda_scopes(std) -> tuple[int, ...]:

@@ -13,7 +13,8 @@ import numpy as np
 from memsim import ecc as ecc_mod
 from memsim import nda as nda_mod
 from memsim.dram import spec as spec_mod
-from memsim.engine import core
+from memsim.dram import subbank as subbank_data
+from memsim.engine import core, subbank
 from memsim.engine import ecc as ecc_engine
 from memsim.engine import nda as nda_engine
 
@@ -22,6 +23,8 @@ SCHEDULERS = {
     "fcfs_strict": core.SCHED_FCFS_STRICT,  # only the oldest request may issue
     "frfcfs": core.SCHED_FRFCFS,  # ready row hits first, then oldest ready
     "frfcfs_cap": core.SCHED_FRFCFS_CAP,  # FR-FCFS, at most N hits bypass an older request
+    # FR-FCFS avoiding ERUCA's resource conflicts (sub-banks, scheme eruca only)
+    "eruca": subbank.SCHED_ERUCA,
 }
 PAGE_POLICIES = {
     "open": core.PAGE_OPEN,  # rows stay open until a conflict
@@ -39,6 +42,13 @@ assert nda_mod.POLICIES == {"host_first": nda_engine.POL_HOST_FIRST,
 assert (nda_mod.SEG_LINEAR, nda_mod.SEG_GATHER) == (nda_engine.SEG_LINEAR,
                                                     nda_engine.SEG_GATHER)
 assert nda_engine.LOG_SOURCE == core.LOG_COLS, "the NDA's source column follows the nine"
+assert subbank.LOG_SUBBANK == core.LOG_COLS, "the sub-bank column follows the nine"
+assert (subbank.F_SUBBANK, subbank.X_SUBBANK) == (core.F_SUBBANK, core.X_SUBBANK)
+assert subbank.SA_SEL == core.N_CMD == spec_mod.SA_SEL and subbank._INLINE == core._INLINE
+assert (subbank.ACT_ANY, subbank.ACT_CLOSED, subbank.ACT_COMPATIBLE) == (
+    subbank_data.ACT_ANY, subbank_data.ACT_CLOSED, subbank_data.ACT_COMPATIBLE)
+assert (subbank.SCOPE_SIBLING, subbank.SCOPE_BUS, subbank.SCOPE_COLUMN_PATH) == \
+    (spec_mod.SCOPE_SIBLING, spec_mod.SCOPE_BUS, spec_mod.SCOPE_COLUMN_PATH)
 assert (ecc_engine.KIND_MASK, ecc_engine.FLAG_PARK, ecc_engine.FLAG_PAIR, ecc_engine.ID_SHIFT,
         ecc_engine.KIND_RMW_READ, ecc_engine.KIND_ECC_READ, ecc_engine.KIND_ECC_WRITE) == (
     ecc_mod.KIND_MASK, ecc_mod.FLAG_PARK, ecc_mod.FLAG_PAIR, ecc_mod.ID_SHIFT,
@@ -57,8 +67,21 @@ class Engine:
         self.log_sink = log_sink
         nch, nr = spec.channels, spec.ranks
         nbg, nba = spec.bankgroups, spec.banks_per_group
+        # with sub-banks the engine's "bank" is the unit that holds a row, and nba counts
+        # units per bank group (memsim.engine.subbank)
+        sb = spec.subbanks_per_bank
+        nba *= sb
         nb = nch * nr * nbg * nba
         n_nodes = nch + nch * nr + nch * nr * nbg + nb
+        extra = {}
+        if sb > 1:
+            # nodes of the shared resources: a data bus per bank group and bus, a power
+            # node per rank (tFAW), a column-path node per unit
+            buses = int(spec.eruca.get("bg_data_buses", 1))
+            extra = {"units": nb, "bus": n_nodes, "power": n_nodes + nch * nr * nbg * buses}
+            extra["column_path"] = extra["power"] + nch * nr
+            n_nodes = extra["column_path"] + nb
+        windows = spec.power_window[:, 2] if sb > 1 else spec.window_size
         # queue storage is a ring of a power-of-two size (cheap index wrap-around)
         qmax = 1 << (max(c.read_queue, c.write_queue) - 1).bit_length()
         max_out = cfg.frontend.max_outstanding
@@ -99,10 +122,11 @@ class Engine:
             node_bg=nch + nch * nr + banks // nba,
             node_bank=nch + nch * nr + nch * nr * nbg + banks,
             rank_of=rank_of,
-            earliest=np.zeros((n_nodes, core.N_CMD), i64),
-            win_hist=np.zeros((max(1, spec.window_size.size), n_nodes,
-                               max(1, int(spec.window_size.max(initial=1)))), i64),
-            win_count=np.zeros((max(1, spec.window_size.size), n_nodes), i64),
+            # one column per command (with sub-banks also SA_SEL)
+            earliest=np.zeros((n_nodes, spec.latency.shape[2]), i64),
+            win_hist=np.zeros((max(1, windows.size), n_nodes,
+                               max(1, int(windows.max(initial=1)))), i64),
+            win_count=np.zeros((max(1, windows.size), n_nodes), i64),
             open_row=np.full(nb, -1, i64),
             open_count=np.zeros(nch * nr, i64),
             bypass=np.zeros(nb, i64),
@@ -146,7 +170,8 @@ class Engine:
             rank_stats=np.zeros((nch * nr, core.RS_LEN), i64),
             hist=np.zeros((2, core.HIST_SIZE), i64),
             log=np.zeros((log_capacity if log_sink is not None else 1,
-                          nda_engine.LOG_COLS if cfg.nda.enabled else core.LOG_COLS), i64),
+                          core.LOG_COLS + 1 if cfg.nda.enabled or sb > 1 else core.LOG_COLS),
+                         i64),
         )
         # the compiled loop variant and its mechanisms' state (none in plain DDR4: every
         # slot of X is a placeholder)
@@ -155,6 +180,9 @@ class Engine:
         if cfg.nda.enabled:
             self.features |= core.F_NDA
             self._set_x(core.X_NDA, nda_mod.engine_state(cfg, spec))
+        if sb > 1:
+            self.features |= core.F_SUBBANK
+            self._set_x(core.X_SUBBANK, subbank.build_state(spec, cfg, extra))
         # ECC: the command log gets a kind column; the engine's ECC variant when accesses
         # must be told apart (extra accesses, a decode latency at the controller)
         iface = spec.ecc
@@ -235,7 +263,7 @@ class Engine:
             if self._log_kinds:
                 block = ecc_mod.decode_log(block, bool(self.features & core.F_ECC))
             self.log_sink(block)
-            if self.S.log.shape[1] > core.LOG_COLS:
+            if self.features & core.F_NDA:
                 self.S.log[:n, nda_engine.LOG_SOURCE] = nda_engine.SRC_HOST  # (host rows
                 # leave the source column as it is: host, unless an NDA row wrote there)
         self.S.F[core.F_LOG_LEN] = 0
@@ -248,6 +276,11 @@ class Engine:
         if self.features & core.F_NDA:
             end = max(end, int(self.X[core.X_NDA].glob[nda_engine.GL_FINAL]))
         return end
+
+    @property
+    def subbank_state(self):
+        """The sub-bank state (memsim.engine.subbank.SubbankState), or None."""
+        return self.X[core.X_SUBBANK] if self.features & core.F_SUBBANK else None
 
     def rank_activity(self) -> np.ndarray:
         """Per rank (channel-major): the engine's rank_stats with RS_ACTIVE completed up

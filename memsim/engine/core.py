@@ -53,12 +53,14 @@ State arrays (``NB`` banks in the system, flat index ``((ch*R + r)*BG + g)*BA + 
 
 from __future__ import annotations
 
+import hashlib
 from collections import namedtuple
+from pathlib import Path
 
 import numpy as np
 from numba import njit
 
-from memsim.engine import nda
+from memsim.engine import nda, subbank
 
 # Command ids (must match memsim.dram.spec.CMD; checked there at import).
 ACT, PRE, PREA, RD, WR, RDA, WRA, REF = range(8)
@@ -101,8 +103,10 @@ BS_HITS, BS_MISSES, BS_CONFLICTS, BS_ACTS, BS_LEN = range(5)
 HIST_LINEAR = 1 << 16
 HIST_SIZE = HIST_LINEAR + 47 * 256
 
-# Command-log columns.
+# Command-log columns (memsim.cmdlog.COLUMNS). The plain loop never writes the last
+# (sub-bank): it stays 0 from the buffer's allocation.
 LOG_COLS = 9  # cycle, channel, rank, bankgroup, bank, row, column, command, request
+# (a mechanism may add one column after these: the NDA's source, the sub-bank)
 
 _COMPILED = dict(cache=True, _nrt=False, error_model="numpy")
 _INLINE = dict(_COMPILED, inline="always")
@@ -677,6 +681,9 @@ def _activated_ready(P, S, X, ch, t, q, features):
 def _schedule_channel(P, T, S, X, ch, t, features):
     """Issue at most one command on channel ``ch`` at cycle ``t``. Returns the next
     cycle at which this channel needs attention."""
+    if features & F_SUBBANK:
+        # sub-banks: which command a request needs next depends on its siblings
+        return subbank.schedule_channel(P, T, S, X, ch, t)
     # a wake-up at exactly the cycle the last bank phase predicted, with nothing changed
     # on the channel since (any enqueue, command or refresh resets clean_at): the ready
     # commands are exactly the ones remembered in soon_*
@@ -839,11 +846,9 @@ def _mechanism_sources(features: int) -> str:
     disk cache knows a compiled loop by this file (its time stamp) and by the loop's
     closure, not by the modules whose helpers are inlined into it: the digest goes into
     the closure, so that editing such a module compiles the variant anew."""
-    import hashlib
-    from pathlib import Path
 
     h = hashlib.sha256()
-    for bit, module in ((F_NDA, nda), (F_ECC, ecc_engine)):
+    for bit, module in ((F_SUBBANK, subbank), (F_NDA, nda), (F_ECC, ecc_engine)):
         if features & bit:
             h.update(Path(module.__file__).read_bytes())
     return h.hexdigest()[:16] if features else ""

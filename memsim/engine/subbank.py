@@ -1,0 +1,605 @@
+"""Sub-banks in the compiled loop: SALP-1, SALP-2, MASA and ERUCA (feature F_SUBBANK).
+
+Compiled only into the loop variants built with ``core.F_SUBBANK``; the plain DDR4 loop
+contains none of it. ``core._schedule_channel`` hands the whole channel to
+:func:`schedule_channel` in those variants.
+
+The unit that holds a row is the sub-bank (sub-array): everywhere in the engine's state
+a "bank" index ``b`` is then a unit ``u = bank * SB + subbank`` (SB units per bank, so
+siblings are adjacent), with its own open row, owner, queued-request counts and its own
+timing node. ``P[P_NBA]`` counts units per bank group. What siblings may overlap is the
+scheme's data (memsim.dram.subbank, compiled by memsim.dram.spec):
+
+- timing rows of the sibling, bus and column-path scopes, pushed into the siblings'
+  unit nodes, the unit's bus node and the siblings' column-path nodes when a command
+  issues (:func:`_apply_extra`; core applies the DDR4 scopes), plus the tFAW window on a
+  power node per rank. Readiness is the maximum over the four core nodes and these
+  three (:func:`ready`), so each shared resource's hold on a command can be counted;
+- state rules, in :func:`_next`: which command a request needs next (its column
+  command, an SA_SEL, a sibling's precharge, its own precharge, or the ACT).
+
+State (:class:`SubbankState`, slot ``X_SUBBANK``), per unit ``u`` unless said:
+``pre_done`` cycle its last precharge takes effect (an auto-precharge's is later than
+its command), ``act_at`` its last ACT, ``last_row`` its last opened row, ``rp_since``
+the cycle from which an ACT for a request, first seen waiting for a sibling's row
+(ERUCA's row-address path), could otherwise have issued (-1: none waits);
+per bank ``selected`` (MASA's selected sub-array, -1) and the open-unit integral
+(``n_open``, ``open_since``, ``open_acc``, ``busy_acc``); per bank group ``last_bus``;
+per rank the bank group and bus of the last column command; ``counters`` (ZC_*).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from memsim.engine import core
+
+# (core imports this module while it is being imported: nothing of core is used here
+# before the functions compile; memsim.engine checks these against core and spec)
+SA_SEL = 8  # MASA's sub-array select, command id after the DDR4 commands (core.N_CMD)
+LOG_SUBBANK = 9  # the command log's column for the sub-bank (after core's nine)
+# core.F_SUBBANK and core.X_SUBBANK as this module's own constants (core imports this
+# module before it defines them; memsim.engine checks that they agree): numba folds
+# a module global, so core._issue_column's other mechanisms compile out of here
+F_SUBBANK = 1
+X_SUBBANK = 0
+N_CMD_SUBBANK = SA_SEL + 1
+# scopes of the compiled table beyond core's (memsim.dram.spec.SCOPE_*)
+SCOPE_SIBLING, SCOPE_BUS, SCOPE_COLUMN_PATH = 5, 6, 7
+
+SCHED_ERUCA = 4  # scheduler id (registry in memsim.engine)
+
+# What an ACT needs of its siblings (memsim.dram.subbank.ACT_*).
+ACT_ANY, ACT_CLOSED, ACT_COMPATIBLE = 0, 1, 2
+
+# Parameters (SubbankState.p).
+(ZP_SB, ZP_ACT, ZP_COLCLOSED, ZP_SELECT, ZP_BUSES, ZP_LATCH, ZP_SHIFT, ZP_TPA, ZP_TRTP,
+ ZP_TWRA, ZP_TRAS, ZP_AVOID, ZP_OTHERBUS, ZP_LEN) = range(14)
+
+# Counters (SubbankState.counters): resource conflicts (count, stall cycles) in the order
+# row_path, bg_bus, tfaw, column_path; back-to-back column commands of a rank in one bank
+# group on the same bus / the other bus; SA_SEL commands.
+(ZC_ROWPATH, ZC_ROWPATH_STALL, ZC_BUS, ZC_BUS_STALL, ZC_FAW, ZC_FAW_STALL, ZC_CP,
+ ZC_CP_STALL, ZC_PAIR_SAME_BUS, ZC_PAIR_OTHER_BUS, ZC_SASEL, ZC_LEN) = range(12)
+RESOURCES = ("row_path", "bg_bus", "tfaw", "column_path")
+
+# What a request's next command is for (_next): -1 nothing now (a state rule holds it:
+# an activated request or queued hits keep a row open), a row hit (its column command or
+# what must precede it), anything else, and a precharge that ERUCA's row-address path
+# forces on a sibling.
+K_NONE, K_HIT, K_OTHER, K_ROWPATH = -1, 0, 1, 2
+
+SubbankState = namedtuple("SubbankState", " ".join((
+    "p node_bus node_pow node_cp bus_of pw",
+    "selected pre_done act_at last_row rp_since",
+    "n_open open_since open_acc busy_acc last_bus last_col_bg last_col_bus counters",
+)))
+
+_COMPILED = dict(cache=True, _nrt=False, error_model="numpy")  # core's
+_INLINE = dict(_COMPILED, inline="always")
+# The large steps (issuing a command, scanning a queue) are compiled as functions of
+# their own, not inlined: inlined, the variant took over 7 GB and many minutes to
+# compile. Calls cost little without the runtime's reference counting (_nrt=False).
+
+
+def build_state(spec, cfg, nodes: dict) -> SubbankState:
+    """The sub-bank state of an engine. ``nodes`` holds the unit count and the first
+    node ids of the extra node kinds (built by Engine)."""
+    from memsim.dram import subbank as data
+
+    i64 = np.int64
+    sb = spec.subbanks_per_bank
+    rules = data.SCHEME_RULES[spec.subbank_scheme]
+    e = spec.eruca
+    t = spec.timings
+    buses = int(e.get("bg_data_buses", 1))
+    nu = nodes["units"]
+    units = np.arange(nu, dtype=i64)
+    per_bg = spec.banks_per_group * sb
+    per_rank = spec.bankgroups * per_bg
+    bus_of = units % sb % buses
+    row_bits = spec.rows.bit_length() - 1 - (sb.bit_length() - 1)
+    p = np.zeros(ZP_LEN, i64)
+    p[ZP_SB] = sb
+    p[ZP_ACT] = rules.act_siblings
+    p[ZP_COLCLOSED] = int(rules.column_siblings_closed)
+    p[ZP_SELECT] = int(rules.select)
+    p[ZP_BUSES] = buses
+    p[ZP_LATCH] = int(bool(e.get("per_subbank_latch", True)))
+    p[ZP_SHIFT] = row_bits - int(e.get("row_compat_bits", 0))
+    p[ZP_TPA] = t["tPA"]
+    p[ZP_TRTP] = t["tRTP"]
+    p[ZP_TWRA] = t["CWL"] + t["tBL"] + t["tWR"]
+    p[ZP_TRAS] = t["tRAS"]
+    p[ZP_AVOID] = int(bool(e.get("avoid_row_path", False)))
+    p[ZP_OTHERBUS] = int(bool(e.get("prefer_other_bus", False)))
+    n_banks = nu // sb
+    n_bg = nu // per_bg
+    n_ranks = nu // per_rank
+    return SubbankState(
+        p=p,
+        node_bus=nodes["bus"] + (units // per_bg) * buses + bus_of,
+        node_pow=nodes["power"] + units // per_rank,
+        node_cp=nodes["column_path"] + units,
+        bus_of=bus_of,
+        pw=np.ascontiguousarray(spec.power_window, dtype=i64).reshape(-1, 4),
+        selected=np.full(n_banks, -1, i64),
+        pre_done=np.full(nu, -1, i64),
+        act_at=np.full(nu, -1, i64),
+        last_row=np.full(nu, -1, i64),
+        rp_since=np.full(nu, -1, i64),
+        n_open=np.zeros(n_banks, i64),
+        open_since=np.zeros(n_banks, i64),
+        open_acc=np.zeros(n_banks, i64),
+        busy_acc=np.zeros(n_banks, i64),
+        last_bus=np.full(n_bg, -1, i64),
+        last_col_bg=np.full(n_ranks, -1, i64),
+        last_col_bus=np.full(n_ranks, -1, i64),
+        counters=np.zeros(ZC_LEN, i64),
+    )
+
+
+def finish(Z: SubbankState, end: int) -> tuple[int, int]:
+    """(open-unit cycles, busy cycles) summed over banks up to cycle ``end``: banks still
+    open at the end count until then. Mean open rows per busy bank = first / second."""
+    still = Z.n_open > 0
+    span = np.maximum(end - Z.open_since, 0) * still
+    return int((Z.open_acc + Z.n_open * span).sum()), int((Z.busy_acc + span).sum())
+
+
+# ---------------------------------------------------------------- readiness
+
+@njit(**_INLINE)
+def ready(S, Z, cmd, u):
+    """Earliest cycle ``cmd`` may issue at unit ``u``: core's four nodes, then the unit's
+    bank-group bus, its rank's power node and its column-path node."""
+    r = core._ready(S, cmd, u)
+    e = S.earliest
+    x = e[Z.node_bus[u], cmd]
+    if x > r:
+        r = x
+    x = e[Z.node_pow[u], cmd]
+    if x > r:
+        r = x
+    x = e[Z.node_cp[u], cmd]
+    if x > r:
+        r = x
+    return r
+
+
+@njit(**_INLINE)
+def _push(e, node, L, cmd, scope, t, c0, c1):
+    for c in range(c0, c1):
+        at = t + L[cmd, scope, c]
+        if e[node, c] < at:
+            e[node, c] = at
+
+
+@njit(**_COMPILED)
+def _apply_extra(P, T, S, Z, cmd, u, t):
+    """What core._apply_constraints does not: SA_SEL as a command (previous or next) at
+    the core scopes, the sibling, bus and column-path scopes, and the power window."""
+    L = T.latency
+    e = S.earliest
+    ch, rn, gn, un = core._nodes(S, u)
+    if cmd == SA_SEL:
+        c0 = 0  # core never applies SA_SEL: every next command at the core scopes
+    else:
+        c0 = SA_SEL  # core applied the DDR4 next commands
+    _push(e, ch, L, cmd, 0, t, c0, N_CMD_SUBBANK)
+    _push(e, rn, L, cmd, 1, t, c0, N_CMD_SUBBANK)
+    _push(e, gn, L, cmd, 2, t, c0, N_CMD_SUBBANK)
+    _push(e, un, L, cmd, 3, t, c0, N_CMD_SUBBANK)
+    nr = P[core.P_NRANK]
+    if nr > 1:
+        r0 = P[core.P_NCH] + ch * nr
+        for other in range(r0, r0 + nr):
+            if other != rn:
+                _push(e, other, L, cmd, 4, t, c0, N_CMD_SUBBANK)
+    _push(e, Z.node_bus[u], L, cmd, SCOPE_BUS, t, 0, N_CMD_SUBBANK)
+    sb = Z.p[ZP_SB]
+    first = u - u % sb
+    for s in range(first, first + sb):
+        if s != u:
+            _push(e, S.node_bank[s], L, cmd, SCOPE_SIBLING, t, 0, N_CMD_SUBBANK)
+            _push(e, Z.node_cp[s], L, cmd, SCOPE_COLUMN_PATH, t, 0, N_CMD_SUBBANK)
+    for w in range(Z.pw.shape[0]):
+        if Z.pw[w, 0] != cmd:
+            continue
+        # at most `size` ACTs of the rank in any window (tFAW, weighted)
+        node = Z.node_pow[u]
+        size = Z.pw[w, 2]
+        k = S.win_count[w, node]
+        S.win_hist[w, node, k % size] = t
+        S.win_count[w, node] = k + 1
+        if k + 1 >= size:
+            at = S.win_hist[w, node, (k + 1) % size] + Z.pw[w, 3]
+            c = Z.pw[w, 1]
+            if e[node, c] < at:
+                e[node, c] = at
+
+
+@njit(**_INLINE)
+def _account(S, Z, cmd, u):
+    """Count a shared resource that holds ``cmd`` at ``u`` past everything else, with
+    the cycles it alone added (called just before the command issues)."""
+    e = S.earliest
+    base = core._ready(S, cmd, u)
+    rb = e[Z.node_bus[u], cmd]
+    rp = e[Z.node_pow[u], cmd]
+    rc = e[Z.node_cp[u], cmd]
+    if rb > base and rb > rp and rb > rc:
+        Z.counters[ZC_BUS] += 1
+        Z.counters[ZC_BUS_STALL] += rb - max(base, rp, rc)
+    elif rp > base and rp > rb and rp > rc:
+        Z.counters[ZC_FAW] += 1
+        Z.counters[ZC_FAW_STALL] += rp - max(base, rb, rc)
+    elif rc > base and rc > rb and rc > rp:
+        Z.counters[ZC_CP] += 1
+        Z.counters[ZC_CP_STALL] += rc - max(base, rb, rp)
+
+
+# ---------------------------------------------------------------- state rules
+
+@njit(**_INLINE)
+def _compatible(Z, r1, r2):
+    """ERUCA's row-address path: rows that match in the top row_compat_bits bits."""
+    s = Z.p[ZP_SHIFT]
+    return (r1 >> s) == (r2 >> s)
+
+
+@njit(**_INLINE)
+def _may_close(P, S, q, s, hit_first, capped, scan):
+    """Whether unit ``s``'s open row may be precharged for another request: never before
+    its activated request is served; under FR-FCFS not while queued requests still hit
+    it (with a cap: until the cap is reached). Marks the unit for the cap."""
+    if capped:
+        S.scan_stamp[s] = scan  # an older request waits on this unit's row
+    if S.owner_id[s] >= 0:
+        return False
+    return not (hit_first and S.hits_pending[q, s] > 0
+                and (not capped or S.bypass[s] < P[core.P_CAP]))
+
+
+@njit(**_INLINE)
+def _next(P, S, Z, q, u, row, hit_first, capped, scan, t):
+    """The next command for a request of queue ``q`` to unit ``u`` and ``row``: (command,
+    unit it addresses, kind K_*, earliest cycle a state rule allows it)."""
+    sb = Z.p[ZP_SB]
+    first = u - u % sb
+    orow = S.open_row[u]
+    wait = np.int64(0)
+    if orow == row:
+        if Z.p[ZP_COLCLOSED] != 0:
+            # SALP-2: a column command needs every sibling precharged
+            for s in range(first, first + sb):
+                if s == u:
+                    continue
+                if S.open_row[s] >= 0:
+                    if S.owner_id[s] >= 0:
+                        return -1, u, K_NONE, wait  # that sibling's request goes first
+                    return core.PRE, s, K_HIT, wait
+                if Z.pre_done[s] > wait:
+                    wait = Z.pre_done[s]  # an auto-precharge still under way
+        if Z.p[ZP_SELECT] != 0 and Z.selected[u // sb] != u:
+            return SA_SEL, u, K_HIT, wait  # MASA: select the sub-array first
+        return core.RD + q, u, K_HIT, wait
+    if orow >= 0:
+        if not _may_close(P, S, q, u, hit_first, capped, scan):
+            return -1, u, K_NONE, wait
+        return core.PRE, u, K_OTHER, wait
+    rule = Z.p[ZP_ACT]
+    salp2 = Z.p[ZP_COLCLOSED] != 0
+    if rule == ACT_ANY and not salp2:
+        return core.ACT, u, K_OTHER, wait
+    path = rule == ACT_COMPATIBLE and Z.p[ZP_LATCH] == 0
+    for s in range(first, first + sb):
+        if s == u:
+            continue
+        o = S.open_row[s]
+        if rule == ACT_CLOSED or (path and not _compatible(Z, o, row)):
+            if o >= 0:
+                # the sibling's row must close first (SALP-1: one row per bank;
+                # ERUCA: its row holds the bank's row-address path)
+                kind = K_OTHER
+                if path:
+                    kind = K_ROWPATH
+                    if Z.rp_since[u] < 0:
+                        # when its ACT could have issued but for the row path
+                        Z.rp_since[u] = max(t, ready(S, Z, core.ACT, u))
+                if not _may_close(P, S, q, s, hit_first, capped, scan):
+                    return -1, u, K_NONE, wait
+                return core.PRE, s, kind, wait
+            if path and Z.last_row[s] >= 0 and not _compatible(Z, Z.last_row[s], row):
+                # the row-address path is handed over tPA after the sibling's precharge
+                at = Z.pre_done[s] + Z.p[ZP_TPA]
+                if at > wait:
+                    wait = at
+        elif salp2 and o >= 0 and not _may_close(P, S, q, s, hit_first, capped, scan):
+            # SALP-2: activating a sibling ends column access to the open row (its hits
+            # would need it closed again), so it waits as a precharge would
+            return -1, u, K_NONE, wait
+    return core.ACT, u, K_OTHER, wait
+
+
+# ---------------------------------------------------------------- bookkeeping
+
+@njit(**_INLINE)
+def _bank_tick(Z, bank, t):
+    n = Z.n_open[bank]
+    if n > 0:
+        d = t - Z.open_since[bank]
+        Z.open_acc[bank] += n * d
+        Z.busy_acc[bank] += d
+    Z.open_since[bank] = t
+
+
+@njit(**_INLINE)
+def _opened(Z, u, row, t):
+    bank = u // Z.p[ZP_SB]
+    _bank_tick(Z, bank, t)
+    Z.n_open[bank] += 1
+    Z.act_at[u] = t
+    Z.last_row[u] = row
+    Z.rp_since[u] = -1
+    if Z.p[ZP_SELECT] != 0:
+        Z.selected[bank] = u  # an ACT selects its sub-array (MASA)
+
+
+@njit(**_INLINE)
+def _closed(Z, u, t, done):
+    bank = u // Z.p[ZP_SB]
+    _bank_tick(Z, bank, t)
+    Z.n_open[bank] -= 1
+    Z.pre_done[u] = done
+
+
+@njit(**_INLINE)
+def _patch_log(P, S, Z, u):
+    """The log row just written: bank within its group and sub-bank (core wrote the unit
+    within its group as the bank)."""
+    if P[core.P_LOG] == 0:
+        return
+    i = S.F[core.F_LOG_LEN] - 1
+    sb = Z.p[ZP_SB]
+    k = u % P[core.P_NBA]
+    S.log[i, 4] = k // sb
+    S.log[i, LOG_SUBBANK] = k % sb
+
+
+@njit(**_COMPILED)
+def _issue_pre(P, T, S, Z, t, x, req):
+    _account(S, Z, core.PRE, x)
+    core._issue_pre(P, T, S, t, x, req)
+    _closed(Z, x, t, t)
+    _apply_extra(P, T, S, Z, core.PRE, x, t)
+    _patch_log(P, S, Z, x)
+
+
+@njit(**_COMPILED)
+def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x):
+    """Issue ``cmd`` at unit ``x`` on behalf of request ``i`` of queue ``q``."""
+    u = S.q_bank[q, ch, i]
+    if cmd == core.PRE:
+        if S.q_cat[q, ch, i] == core.CAT_NONE:
+            S.q_cat[q, ch, i] = core.CAT_CONFLICT
+            S.q_first[q, ch, i] = t
+        _issue_pre(P, T, S, Z, t, x, S.q_id[q, ch, i])
+        return
+    _account(S, Z, cmd, x)
+    if cmd == core.ACT:
+        row = S.q_row[q, ch, i]
+        if Z.rp_since[u] >= 0:
+            # it waited for a sibling's row (row-address path) since it could otherwise
+            # have issued
+            Z.counters[ZC_ROWPATH] += 1
+            Z.counters[ZC_ROWPATH_STALL] += t - Z.rp_since[u]
+        core._issue_act(P, T, S, t, q, ch, i)
+        _opened(Z, u, row, t)
+    elif cmd == SA_SEL:
+        if S.q_cat[q, ch, i] == core.CAT_NONE:
+            S.q_cat[q, ch, i] = core.CAT_HIT
+            S.q_first[q, ch, i] = t
+        core._apply_constraints(P, T, S, SA_SEL, u, t)
+        Z.selected[u // Z.p[ZP_SB]] = u
+        Z.counters[ZC_SASEL] += 1
+        S.last_use[u] = t
+        core._log(P, S, t, SA_SEL, u, S.open_row[u], -1, S.q_id[q, ch, i], S.rank_of[u])
+    else:
+        rk = S.rank_of[u]
+        g = u // P[core.P_NBA]
+        bus = Z.bus_of[u]
+        if Z.last_col_bg[rk] == g:
+            if Z.last_col_bus[rk] == bus:
+                Z.counters[ZC_PAIR_SAME_BUS] += 1
+            else:
+                Z.counters[ZC_PAIR_OTHER_BUS] += 1
+        Z.last_col_bg[rk] = g
+        Z.last_col_bus[rk] = bus
+        Z.last_bus[g] = bus
+        core._issue_column(P, T, S, X, t, q, ch, i, F_SUBBANK)
+        cmd = core.RD + q
+        if S.open_row[u] < 0:
+            # auto-precharge: it happens after tRTP / write recovery, not before ACT+tRAS
+            cmd = core.RDA + q
+            done = t + (Z.p[ZP_TRTP] if q == 0 else Z.p[ZP_TWRA])
+            lock = Z.act_at[u] + Z.p[ZP_TRAS]
+            _closed(Z, u, t, max(done, lock))
+    _apply_extra(P, T, S, Z, cmd, x, t)
+    _patch_log(P, S, Z, x)
+
+
+@njit(**_COMPILED)
+def _after_refresh(P, S, Z, ch, t):
+    """A PREA or REF just issued: the log row has no sub-bank; a PREA closed every unit
+    of its rank."""
+    if P[core.P_LOG] != 0:
+        S.log[S.F[core.F_LOG_LEN] - 1, LOG_SUBBANK] = -1
+    sb = Z.p[ZP_SB]
+    per_rank = P[core.P_NBG] * P[core.P_NBA]
+    for rk in range(ch * P[core.P_NRANK], (ch + 1) * P[core.P_NRANK]):
+        if S.open_count[rk] != 0:
+            continue
+        for u in range(rk * per_rank, (rk + 1) * per_rank):
+            if Z.act_at[u] > Z.pre_done[u]:
+                _closed(Z, u, t, t)
+            if u % sb == 0:
+                Z.selected[u // sb] = -1
+
+
+# ---------------------------------------------------------------- the scheduler
+
+@njit(**_INLINE)
+def _priority(P, Z, sched, kind, u, j):
+    """Lower goes first (ties: the older request). FCFS: all alike; FR-FCFS: row hits,
+    then the rest; ERUCA: FR-FCFS with hits on the other bus of their bank group first
+    and precharges forced by the row-address path last (but never the oldest
+    request's)."""
+    if sched < core.SCHED_FRFCFS:
+        return 0
+    if sched != SCHED_ERUCA:
+        return 0 if kind == K_HIT else 1
+    if kind == K_HIT:
+        if Z.p[ZP_OTHERBUS] != 0 and Z.p[ZP_BUSES] > 1 and \
+                Z.last_bus[u // P[core.P_NBA]] == Z.bus_of[u]:
+            return 1
+        return 0
+    if kind == K_ROWPATH and Z.p[ZP_AVOID] != 0 and j > 0:
+        return 3
+    return 2
+
+
+@njit(**_COMPILED)
+def _serve_owned(P, T, S, X, Z, ch, t, q, scan):
+    """Activated requests of queue ``q`` (the one the write mode does not serve): the
+    oldest whose next command is ready issues it. Returns (issued, next cycle)."""
+    best = -1
+    best_id = core.INF
+    best_cmd = -1
+    best_x = -1
+    nxt = core.INF
+    for k in range(S.n_owned[ch]):
+        u = S.owned[ch, k]
+        if S.owner_q[u] != q or S.ref_pending[S.rank_of[u]] != 0:
+            continue
+        cmd, x, kind, wait = _next(P, S, Z, q, u, S.open_row[u], False, False, scan, t)
+        if kind == K_NONE:
+            continue
+        r = max(ready(S, Z, cmd, x), wait)
+        if r <= t:
+            if S.owner_id[u] < best_id:
+                best_id = S.owner_id[u]
+                best = u
+                best_cmd = cmd
+                best_x = x
+        elif r < nxt:
+            nxt = r
+    if best < 0:
+        return False, nxt
+    h = S.q_head[q, ch]
+    for j in range(S.q_len[q, ch]):
+        i = (h + j) & P[core.P_QMASK]
+        if S.q_id[q, ch, i] == best_id:
+            _issue(P, T, S, X, Z, t, q, ch, i, best_cmd, best_x)
+            return True, nxt
+    return False, nxt  # not reached: an activated request is queued until served
+
+
+@njit(**_COMPILED)
+def _serve_queue(P, T, S, X, Z, ch, t, q, scan):
+    """One command for the queue the write mode serves, by the scheduler's priority.
+    Returns (issued, next cycle at which a command of the queue becomes ready)."""
+    sched = P[core.P_SCHED]
+    hit_first = sched >= core.SCHED_FRFCFS
+    capped = sched == core.SCHED_FRFCFS_CAP
+    cap = P[core.P_CAP]
+    nxt = core.INF
+    best = -1
+    best_prio = 99
+    best_cmd = -1
+    best_x = -1
+    head = S.q_head[q, ch]
+    mask = P[core.P_QMASK]
+    n_scan = S.q_len[q, ch]
+    if sched == core.SCHED_FCFS_STRICT and n_scan > 1:
+        n_scan = 1
+    for j in range(n_scan):
+        i = (head + j) & mask
+        u = S.q_bank[q, ch, i]
+        if S.ref_pending[S.rank_of[u]] != 0:
+            continue
+        cmd, x, kind, wait = _next(P, S, Z, q, u, S.q_row[q, ch, i], hit_first, capped,
+                                   scan, t)
+        if kind == K_NONE:
+            continue
+        if kind == K_HIT and capped and S.scan_stamp[u] == scan and S.bypass[u] >= cap:
+            continue  # the row-hit cap: an older request to this unit's row goes first
+        r = max(ready(S, Z, cmd, x), wait)
+        if r > t:
+            if r < nxt:
+                nxt = r
+            continue
+        prio = _priority(P, Z, sched, kind, u, j)
+        if prio < best_prio:
+            best_prio = prio
+            best = i
+            best_cmd = cmd
+            best_x = x
+            if prio == 0:
+                break
+    if best < 0:
+        return False, nxt
+    u = S.q_bank[q, ch, best]
+    if best_prio == 0 and capped and S.scan_stamp[u] == scan and \
+            S.q_row[q, ch, best] == S.open_row[u]:
+        S.bypass[u] += 1  # a hit bypasses an older request to the same unit
+    _issue(P, T, S, X, Z, t, q, ch, best, best_cmd, best_x)
+    return True, nxt
+
+
+@njit(**_COMPILED)
+def schedule_channel(P, T, S, X, ch, t):
+    """Issue at most one command on channel ``ch`` at cycle ``t`` (the sub-bank variant
+    of core._schedule_channel). Returns the next cycle this channel needs attention."""
+    Z = X[X_SUBBANK]
+    S.clean_at[ch] = -1
+    core._update_write_mode(P, S, ch)
+    nxt = core.INF
+    if P[core.P_REFRESH] != 0:
+        issued, nxt = core._refresh(P, T, S, ch, t)
+        if issued:
+            _after_refresh(P, S, Z, ch, t)
+            return t + 1
+    scan = S.F[core.F_SCAN] + 1
+    S.F[core.F_SCAN] = scan
+    q = S.wmode[ch]
+    if S.n_owned_q[1 - q, ch] > 0:
+        issued, owned_next = _serve_owned(P, T, S, X, Z, ch, t, 1 - q, scan)
+        if issued:
+            return t + 1
+        if owned_next < nxt:
+            nxt = owned_next
+    issued, queue_next = _serve_queue(P, T, S, X, Z, ch, t, q, scan)
+    if issued:
+        return t + 1
+    if queue_next < nxt:
+        nxt = queue_next
+    if P[core.P_POLICY] == core.PAGE_TIMEOUT:
+        # close rows that nobody has used for the timeout and nobody waits for
+        per_rank = P[core.P_NBG] * P[core.P_NBA]
+        u0 = ch * P[core.P_NRANK] * per_rank
+        for u in range(u0, u0 + P[core.P_NRANK] * per_rank):
+            if S.open_row[u] < 0 or S.pending[0, u] + S.pending[1, u] != 0:
+                continue
+            if S.ref_pending[S.rank_of[u]] != 0:
+                continue
+            r = max(ready(S, Z, core.PRE, u), S.last_use[u] + P[core.P_TIMEOUT])
+            if r <= t:
+                _issue_pre(P, T, S, Z, t, u, -1)
+                return t + 1
+            if r < nxt:
+                nxt = r
+    return nxt
