@@ -7,11 +7,14 @@ id the compiled loop switches on (see ``core._schedule_channel``).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from memsim.dram import spec as spec_mod
 from memsim.engine import core
+from memsim.engine import cores as cores_mod
+from memsim.engine import step as step_mod
 
 SCHEDULERS = {
     "fcfs": core.SCHED_FCFS,  # oldest request whose next command is ready first
@@ -29,11 +32,72 @@ assert {n: i for i, n in enumerate(("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WR
     == spec_mod.CMD, "command ids out of sync between memsim.dram.spec and the engine"
 
 
+@dataclass
+class CoreSetup:
+    """What the cores front end needs, per core: decoded trace records (bank, row,
+    column, is_write, gap: non-memory instructions before the access) and the target
+    instruction count; and the core model's parameters (clock ratio core / DRAM =
+    ``num / den``, on-chip latency in core cycles)."""
+
+    rob: int
+    fetch_width: int
+    retire_width: int
+    num: int
+    den: int
+    onchip_cycles: int
+    bank: list
+    row: list
+    column: list
+    is_write: list
+    gap: list
+    targets: list
+
+
+def _cores_state(setup: CoreSetup, tick: bool) -> cores_mod.Cores:
+    i64 = np.int64
+    n = len(setup.bank)
+    ring = 1 << max(0, (setup.rob - 1).bit_length())
+    prm = np.zeros(cores_mod.CP_LEN, i64)
+    prm[cores_mod.CP_N] = n
+    prm[cores_mod.CP_ROB] = setup.rob
+    prm[cores_mod.CP_FW] = setup.fetch_width
+    prm[cores_mod.CP_RW] = setup.retire_width
+    prm[cores_mod.CP_NUM] = setup.num
+    prm[cores_mod.CP_DEN] = setup.den
+    prm[cores_mod.CP_ONCHIP] = setup.onchip_cycles
+    prm[cores_mod.CP_MASK] = ring - 1
+    prm[cores_mod.CP_NOJUMP] = int(tick)
+    prm[cores_mod.CP_END] = -1
+    lengths = [len(b) for b in setup.bank]
+    start = np.zeros(n + 1, i64)
+    start[1:] = np.cumsum(lengths)
+    cat = [np.concatenate([np.asarray(a, i64) for a in arrays])
+           for arrays in (setup.bank, setup.row, setup.column, setup.is_write, setup.gap)]
+    st = np.zeros((n, cores_mod.K_LEN), i64)
+    st[:, cores_mod.K_BUB] = cat[4][start[:-1]]
+    # the first settle simulates each core from cycle 0 to its first send attempt
+    st[:, cores_mod.K_STATUS] = cores_mod.WAIT
+    st[:, cores_mod.K_FLAG] = cores_mod.FLAG_DIRTY
+    stats = np.zeros((n, cores_mod.CS_LEN), i64)
+    stats[:, cores_mod.CS_TARGET] = setup.targets
+    stats[:, cores_mod.CS_COUNT_POS] = core.INF
+    return cores_mod.Cores(
+        prm=prm, st=st, ck=st.copy(), ring_seq=np.zeros((n, ring), i64),
+        ring_vis=np.zeros((n, ring), i64), tr_start=start, tr_bank=cat[0], tr_row=cat[1],
+        tr_col=cat[2], tr_write=cat[3], tr_gap=cat[4], stats=stats,
+        hist=np.zeros((n, core.HIST_SIZE), i64))
+
+
 class Engine:
-    """One memory system's controller state, advanced by feeding decoded requests."""
+    """One memory system's controller state, advanced by feeding decoded requests.
+
+    ``cores``: a :class:`CoreSetup`; the requests then come from closed-loop cores
+    (:meth:`finish` runs them to the end). ``step``: the loop can be run to a given
+    cycle (:meth:`step`), reporting the requests completed meanwhile."""
 
     def __init__(self, cfg, spec, *, timed: bool, tick: bool = False, log_sink=None,
-                 log_capacity: int = 1 << 16):
+                 log_capacity: int = 1 << 16, cores: CoreSetup | None = None,
+                 step: bool = False, step_capacity: int = 1 << 12):
         c = cfg.controller
         self.spec = spec
         self.timed = timed
@@ -55,7 +119,7 @@ class Engine:
         P[core.P_RQ_CAP], P[core.P_WQ_CAP] = c.read_queue, c.write_queue
         P[core.P_WM_HI] = max(1, math.ceil(c.write_high_watermark * c.write_queue))
         P[core.P_WM_LO] = math.floor(c.write_low_watermark * c.write_queue)
-        P[core.P_TIMED] = int(timed)
+        P[core.P_TIMED] = int(timed or cores is not None)
         P[core.P_MAX_OUT] = max_out
         P[core.P_REFRESH] = int(cfg.dram.refresh)
         P[core.P_TREFI] = spec.timings["tREFI"]
@@ -130,8 +194,18 @@ class Engine:
         # the compiled loop variant and its mechanisms' state (none in plain DDR4: every
         # slot of X is a placeholder)
         self.features = core.F_NONE
-        self.X = tuple(np.zeros(1, i64) for _ in range(core.X_LEN))
+        X = [np.zeros(1, i64) for _ in range(core.X_LEN)]
+        if cores is not None:
+            self.features |= core.F_CORES
+            X[core.X_CORES] = _cores_state(cores, tick)
+        if step:
+            self.features |= core.F_STEP
+            X[core.X_STEP] = step_mod.Step(
+                ctl=np.zeros(step_mod.ST_LEN, i64), comp_id=np.zeros(step_capacity, i64),
+                comp_end=np.zeros(step_capacity, i64))
+        self.X = tuple(X)
         self.loop = core.loop(self.features)
+        self._entry = None
         self.requests_fed = 0
         self.done = False
 
@@ -153,6 +227,45 @@ class Engine:
         self.requests_fed += len(arrival)
         if status == core.DONE:
             self.done = True
+
+    def step(self, arrival, is_write, bank, row, column, stop: int):
+        """Simulate the cycles before DRAM cycle ``stop`` (the stepping variant), feeding
+        these requests (int64 arrays, arrivals at or after the engine's current cycle);
+        the stop moves forward to the first data end of a request served meanwhile.
+        Returns (how many of the requests entered the controller, ids and data-end
+        cycles of the requests served). Requests that did not enter must be passed again
+        (first) next time; their ids continue from those that did."""
+        X = self.X[core.X_STEP]
+        X.ctl[step_mod.ST_STOP] = stop
+        X.ctl[step_mod.ST_N] = 0
+        self.S.F[core.F_IDX] = 0
+        call = self._entry or self._find_entry()
+        while True:
+            status = call(self.P, self.T, self.S, self.X, arrival, is_write, bank, row,
+                          column, np.int64(self.requests_fed), False)
+            if self.log_sink is not None:
+                self._flush_log()
+            if status != core.LOG_FULL:
+                break
+        entered = int(self.S.F[core.F_IDX])
+        self.requests_fed += entered
+        n = int(X.ctl[step_mod.ST_N])
+        return entered, X.comp_id[:n].copy(), X.comp_end[:n].copy()
+
+    def _find_entry(self):
+        """The compiled loop's entry point for its one signature: calling it directly
+        skips the dispatcher's argument typing (~5 us a call, which matters when a
+        SimPy model steps the engine once per completion)."""
+        self._entry = self.loop
+        overloads = getattr(self.loop, "overloads", None)
+        if overloads and len(overloads) == 1:
+            self._entry = next(iter(overloads.values())).entry_point
+        return self._entry
+
+    @property
+    def now(self) -> int:
+        """The next DRAM cycle the engine will simulate."""
+        return int(self.S.F[core.F_NOW])
 
     def warm_up(self) -> None:
         """Compile the loop (or load it from numba's cache) without simulating: an empty,

@@ -359,10 +359,11 @@ def _count_turnaround(counters, q_arr, q_bank, rank_of, head, n, mask, q, new_di
 
 
 @njit(**_INLINE)
-def _issue_column(P, T, S, t, q, ch, i):
+def _issue_column(P, T, S, X, t, q, ch, i, features):
     """Serve request ``i`` of queue ``q`` (a row hit): RD/WR, or RDA/WRA when the page
     policy closes the row after its last pending hit. Records its statistics and
-    removes it from the queue."""
+    removes it from the queue; the cores and stepping variants learn when its data
+    burst ends."""
     b = S.q_bank[q, ch, i]
     row = S.q_row[q, ch, i]
     rk = S.rank_of[b]
@@ -417,6 +418,10 @@ def _issue_column(P, T, S, t, q, ch, i):
         S.F[F_FINAL_CYCLE] = end
     if P[P_TIMED] == 0:
         _heap_push(S, end)
+    if features & F_CORES:
+        cores_complete(X[X_CORES], S.q_id[q, ch, i], q, end, lat)
+    if features & F_STEP:
+        step_complete(X[X_STEP], S.q_id[q, ch, i], end)
 
     _remove(P, S, q, ch, i)
 
@@ -674,7 +679,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
         # (in the mode's own queue they are row hits like any other)
         owner_slot, owner_next = _activated_ready(P, S, ch, t, 1 - q)
         if owner_slot >= 0:
-            _issue_column(P, T, S, t, 1 - q, ch, owner_slot)
+            _issue_column(P, T, S, X, t, 1 - q, ch, owner_slot, features)
             return t + 1
         if owner_next < nxt:
             nxt = owner_next
@@ -759,7 +764,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
                 S.q_first[q, ch, best] = t
             _issue_pre(P, T, S, t, b, S.q_id[q, ch, best])
         else:
-            _issue_column(P, T, S, t, q, ch, best)
+            _issue_column(P, T, S, X, t, q, ch, best, features)
         return t + 1
 
     if clean:
@@ -792,7 +797,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
 
 # ---------------------------------------------------------------- the loop
 
-NEED_INPUT, DONE, LOG_FULL = 0, 1, 2
+NEED_INPUT, DONE, LOG_FULL, PAUSED = 0, 1, 2, 3
 
 
 # Feature bits. Each compiled variant of the loop has a fixed set, given to make_loop,
@@ -819,7 +824,9 @@ def make_loop(features: int):
         column already decoded); ``X`` is the state of the variant's mechanisms. Returns
         NEED_INPUT when the chunk has entered the controller and ``final`` is false,
         LOG_FULL when the command-log buffer must be flushed (call again with the same
-        chunk), or DONE when every request has completed."""
+        chunk), or DONE when every request has completed. The cores variant takes its
+        requests from the cores (the chunk is empty); the stepping variant returns
+        PAUSED at its stop cycle instead of NEED_INPUT."""
         n = arrival.size
         nch = P[P_NCH]
         timed = P[P_TIMED] != 0
@@ -833,6 +840,13 @@ def make_loop(features: int):
             if log_on and F[F_LOG_LEN] + nch > log_cap:
                 F[F_NOW] = t
                 return LOG_FULL
+            if features & F_STEP:
+                if step_pause(X[X_STEP], t, nch):
+                    F[F_NOW] = t
+                    return PAUSED
+            if features & F_CORES:
+                if final:  # (not while warming up)
+                    cores_front(P, S, X[X_CORES], t)
 
             # --- front end: requests enter in trace order while their queue has room
             while F[F_HEAP] > 0 and S.heap[0] <= t:
@@ -876,7 +890,7 @@ def make_loop(features: int):
                 S.clean_at[ch] = -1
                 idx += 1
             F[F_IDX] = idx
-            if idx == n and not final:
+            if idx == n and not final and not features & F_STEP:
                 F[F_NOW] = t
                 return NEED_INPUT
 
@@ -884,6 +898,9 @@ def make_loop(features: int):
                 busy = False
                 for ch in range(nch):
                     if S.q_len[0, ch] + S.q_len[1, ch] > 0:
+                        busy = True
+                if features & F_CORES:
+                    if cores_running(X[X_CORES]):
                         busy = True
                 if not busy:  # every request has been served
                     F[F_NOW] = t
@@ -911,6 +928,14 @@ def make_loop(features: int):
                     cand = t + 1
                 if cand < nxt:
                     nxt = cand
+            if features & F_CORES:
+                cand = cores_next(P, S, X[X_CORES], t)
+                if cand < nxt:
+                    nxt = cand
+            if features & F_STEP:
+                cand = step_stop(X[X_STEP])
+                if cand < nxt:
+                    nxt = cand
             if nxt <= t:
                 nxt = t + 1
             t = nxt
@@ -926,3 +951,14 @@ def loop(features: int = F_NONE):
     if features not in _LOOPS:
         _LOOPS[features] = make_loop(features)
     return _LOOPS[features]
+
+
+# The mechanisms' compiled helpers (their modules import this one's constants, so they
+# come last).
+from memsim.engine.cores import (  # noqa: E402
+    cores_complete,
+    cores_front,
+    cores_next,
+    cores_running,
+)
+from memsim.engine.step import step_complete, step_pause, step_stop  # noqa: E402
