@@ -53,7 +53,8 @@ class CoreSetup:
     targets: list
 
 
-def _cores_state(setup: CoreSetup, tick: bool) -> cores_mod.Cores:
+def _cores_state(setup: CoreSetup, tick: bool, n_banks: int,
+                 n_channels: int) -> cores_mod.Cores:
     i64 = np.int64
     n = len(setup.bank)
     ring = 1 << max(0, (setup.rob - 1).bit_length())
@@ -85,7 +86,8 @@ def _cores_state(setup: CoreSetup, tick: bool) -> cores_mod.Cores:
         prm=prm, st=st, ck=st.copy(), ring_seq=np.zeros((n, ring), i64),
         ring_vis=np.zeros((n, ring), i64), tr_start=start, tr_bank=cat[0], tr_row=cat[1],
         tr_col=cat[2], tr_write=cat[3], tr_gap=cat[4], stats=stats,
-        hist=np.zeros((n, core.HIST_SIZE), i64))
+        hist=np.zeros((n, core.HIST_SIZE), i64), bank_rw=np.zeros((n_banks, 2), i64),
+        seen=np.zeros(n, i64), served=np.zeros((n_channels, 2), i64))
 
 
 class Engine:
@@ -197,7 +199,7 @@ class Engine:
         X = [np.zeros(1, i64) for _ in range(core.X_LEN)]
         if cores is not None:
             self.features |= core.F_CORES
-            X[core.X_CORES] = _cores_state(cores, tick)
+            X[core.X_CORES] = _cores_state(cores, tick, nb, nch)
         if step:
             self.features |= core.F_STEP
             X[core.X_STEP] = step_mod.Step(
@@ -218,10 +220,15 @@ class Engine:
         args = (np.ascontiguousarray(arrival, np.int64), np.ascontiguousarray(is_write, np.int64),
                 np.ascontiguousarray(bank, np.int64), np.ascontiguousarray(row, np.int64),
                 np.ascontiguousarray(column, np.int64))
+        if final and self.features & core.F_STEP:
+            self.X[core.X_STEP].ctl[step_mod.ST_STOP] = core.INF  # run to the end
         while True:
             status = self.loop(self.P, self.T, S, self.X, *args, np.int64(self.requests_fed),
                                     final)
             self._flush_log()
+            if status == core.PAUSED and final:
+                self.X[core.X_STEP].ctl[step_mod.ST_N] = 0  # completions not wanted
+                continue
             if status != core.LOG_FULL:
                 break
         self.requests_fed += len(arrival)
@@ -261,6 +268,10 @@ class Engine:
         if overloads and len(overloads) == 1:
             self._entry = next(iter(overloads.values())).entry_point
         return self._entry
+
+    def busy(self) -> bool:
+        """Whether requests wait in the controller's queues."""
+        return bool(self.S.q_len.any())
 
     @property
     def now(self) -> int:

@@ -53,7 +53,9 @@ State arrays (``NB`` banks in the system, flat index ``((ch*R + r)*BG + g)*BA + 
 
 from __future__ import annotations
 
+import hashlib
 from collections import namedtuple
+from pathlib import Path
 
 import numpy as np
 from numba import njit
@@ -419,7 +421,7 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
     if P[P_TIMED] == 0:
         _heap_push(S, end)
     if features & F_CORES:
-        cores_complete(X[X_CORES], S.q_id[q, ch, i], q, end, lat)
+        cores_complete(X[X_CORES], S.q_id[q, ch, i], q, ch, b, end, lat)
     if features & F_STEP:
         step_complete(X[X_STEP], S.q_id[q, ch, i], end)
 
@@ -532,15 +534,23 @@ def _refresh(P, T, S, ch, t):
 
 
 @njit(**_INLINE)
-def _update_write_mode(P, S, ch):
+def _update_write_mode(P, S, X, ch, features):
     # the drain decides whose rows to open next: activated requests are committed
     nr_q = S.q_len[0, ch] - S.n_owned_q[0, ch]
     nw_q = S.q_len[1, ch] - S.n_owned_q[1, ch]
     if S.wmode[ch] == 0:
         if nw_q >= P[P_WM_HI] or (nr_q == 0 and nw_q > 0):
+            if features & F_CORES:
+                if not cores_may_drain(P, X[X_CORES], ch, nr_q):
+                    return
             S.wmode[ch] = 1
     elif nw_q == 0 or (nw_q <= P[P_WM_LO] and nr_q > 0):
         S.wmode[ch] = 0
+        if features & F_CORES:
+            X[X_CORES].served[ch, 0] = 0
+    elif features & F_CORES:
+        if cores_drain_done(P, X[X_CORES], ch, nr_q):
+            S.wmode[ch] = 0
 
 
 @njit(**_INLINE)
@@ -663,7 +673,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
     # commands are exactly the ones remembered in soon_*
     clean = S.clean_at[ch] == t and P[P_POLICY] != PAGE_TIMEOUT
     S.clean_at[ch] = -1
-    _update_write_mode(P, S, ch)
+    _update_write_mode(P, S, X, ch, features)
     nxt = INF
     if P[P_REFRESH] != 0:
         issued, nxt = _refresh(P, T, S, ch, t)
@@ -814,9 +824,23 @@ F_STEP = 8  # run to a given cycle and report completions (the SimPy front door)
 X_SUBBANK, X_NDA, X_CORES, X_STEP, X_LEN = range(5)
 
 
+def _helper_sources_stamp() -> int:
+    """A hash of the engine modules whose compiled helpers are inlined into the loop
+    (cores.py, step.py, ...). numba's disk cache notices changes to this file only; the
+    stamp, a closure value of the loop, is part of the cache key, so editing a helper
+    module recompiles the loop instead of loading a stale one."""
+    h = hashlib.sha256()
+    here = Path(__file__).resolve().parent
+    for path in sorted(here.glob("*.py")):
+        if path.name not in ("__init__.py", "core.py"):
+            h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return int(h.hexdigest()[:15], 16)
+
+
 def make_loop(features: int):
     """The loop compiled for one set of feature bits (numba caches each variant on disk
-    apart: the closure's ``features`` is part of its cache key)."""
+    apart: the closure's ``features`` and ``stamp`` are part of its cache key)."""
+    stamp = _helper_sources_stamp()
 
     @njit(**_COMPILED)
     def run_chunk(P, T, S, X, arrival, is_write, bank, row, col, req_base, final):
@@ -827,6 +851,7 @@ def make_loop(features: int):
         chunk), or DONE when every request has completed. The cores variant takes its
         requests from the cores (the chunk is empty); the stepping variant returns
         PAUSED at its stop cycle instead of NEED_INPUT."""
+        _ = stamp  # (a cache key only)
         n = arrival.size
         nch = P[P_NCH]
         timed = P[P_TIMED] != 0
@@ -957,7 +982,9 @@ def loop(features: int = F_NONE):
 # come last).
 from memsim.engine.cores import (  # noqa: E402
     cores_complete,
+    cores_drain_done,
     cores_front,
+    cores_may_drain,
     cores_next,
     cores_running,
 )

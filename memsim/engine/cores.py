@@ -32,8 +32,8 @@ full (BLOCKED) retries at the first core cycle after room appears.
 
 When a core has retired ``target`` instructions it records the cycle (its IPC is
 ``target / cycles``) and keeps running its trace (from the start again when it ends)
-until every core has finished: from then on no core sends a request after the last
-one's finishing cycle, and the loop ends once the controller has drained.
+until every core has finished: no core sends a request in or after the cycle the last
+one finishes, and the loop ends once the controller has drained.
 
 State (``Cores``): ``prm`` parameters and a few globals (CP_*); ``st[core, K_*]`` each
 core's state, ``ck`` its checkpoint; ``ring_seq / ring_vis[core, pos & mask]``: for each
@@ -41,7 +41,18 @@ memory access in the ROB (by its position ``pos`` in the core's request stream),
 instruction number and completion cycle (0 for stores, ``INF`` while a load's data time
 is unknown); the traces, concatenated (``tr_*``, core ``j``'s records are
 ``tr_start[j]:tr_start[j + 1]``); ``stats[core, CS_*]`` and ``hist[core]`` (read latency
-histogram in DRAM cycles) over the requests a core sent before reaching its target.
+histogram in DRAM cycles) over the requests a core sent before reaching its target;
+``bank_rw[bank, q]`` reads and writes served per bank (all requests); ``seen[core]``
+marks the cores ``cores_front`` has visited in its current pass (``prm[CP_PASS]``);
+``served[ch, q]`` reads / writes served on a channel since its write mode last changed.
+
+Write drains. Open-loop traces end, cores do not: a core storing faster than the
+channel drains writes would keep the write queue above its high watermark, and the
+controller in its write mode, for ever, starving the other cores' loads. So in this
+variant, while reads wait, a write drain ends after ``hi - lo`` writes (the watermarks'
+difference, what a drain from the high to the low watermark serves), and the next one
+starts only after a read has been served (``cores_may_drain``, ``cores_drain_done``).
+Without such a flood the rules are the plain controller's.
 
 A request's id (the command log's ``request``) is ``pos * cores + core``.
 """
@@ -58,16 +69,18 @@ from memsim.engine.core import (
     INF,
     P_QMASK,
     P_RQ_CAP,
+    P_WM_HI,
+    P_WM_LO,
     P_WQ_CAP,
     hist_index,
 )
 
 Cores = namedtuple("Cores", "prm st ck ring_seq ring_vis tr_start tr_bank tr_row tr_col "
-                            "tr_write tr_gap stats hist")
+                            "tr_write tr_gap stats hist bank_rw seen served")
 
 # prm: parameters, then globals
 (CP_N, CP_ROB, CP_FW, CP_RW, CP_NUM, CP_DEN, CP_ONCHIP, CP_MASK, CP_NOJUMP, CP_NDONE,
- CP_END, CP_LEN) = range(12)
+ CP_END, CP_PASS, CP_LEN) = range(13)
 
 # st / ck columns
 (K_CYC, K_FC, K_FETCHED, K_RETIRED, K_BUB, K_REC, K_POS, K_HEAD, K_STATUS, K_FLAG,
@@ -349,36 +362,61 @@ def _all_done(C):
 
 
 @njit(**_INLINE)
+def _advance(P, S, C, j, t):
+    """Core ``j`` sends what it attempts in the core cycles DRAM cycle ``t`` sees."""
+    st = C.st
+    if st[j, K_STATUS] == BLOCKED:
+        if not _queue_room(P, S, C, j):
+            return
+        # retry in the first core cycle after the failed attempt that sees the room
+        # (room made at DRAM cycle t - 1 is seen from t on)
+        c_try = core_cycles_to(C, t - 1) + 1
+        if c_try < st[j, K_CYC] + 1:
+            c_try = st[j, K_CYC] + 1
+        if c_try > core_cycles_to(C, t):
+            return
+        _retire_span(C, j, st[j, K_CYC] + 1, c_try)
+        st[j, K_CYC] = c_try
+        st[j, K_FC] = 0
+        st[j, K_STATUS] = RUN
+    while st[j, K_STATUS] == RUN and dram_cycle_of(C, st[j, K_CYC]) <= t:
+        if _all_done(C) and st[j, K_CYC] >= C.prm[CP_END]:
+            st[j, K_STATUS] = STOP
+            break
+        if not _send(P, S, C, j, t):
+            st[j, K_STATUS] = BLOCKED
+            break
+        for k in range(K_LEN):
+            C.ck[j, k] = st[j, k]
+        _lookahead(C, j, False)
+
+
+@njit(**_INLINE)
 def cores_front(P, S, C, t):
     """The front end at DRAM cycle ``t``: every core sends what it attempts in the core
-    cycles DRAM cycle ``t`` sees (core 0 first)."""
+    cycles DRAM cycle ``t`` sees. Cores whose queue was full go first, the one blocked
+    longest first (ties: the lower core), then the others, core 0 first: room in a
+    queue goes to the core that has waited for it longest, so a core that refills the
+    queue at once cannot starve another."""
     st = C.st
-    for j in range(C.prm[CP_N]):
+    n = C.prm[CP_N]
+    for j in range(n):
         _settle(C, j)
-        if st[j, K_STATUS] == BLOCKED:
-            if not _queue_room(P, S, C, j):
-                continue
-            # retry in the first core cycle after the failed attempt that sees the room
-            # (room made at DRAM cycle t - 1 is seen from t on)
-            c_try = core_cycles_to(C, t - 1) + 1
-            if c_try < st[j, K_CYC] + 1:
-                c_try = st[j, K_CYC] + 1
-            if c_try > core_cycles_to(C, t):
-                continue
-            _retire_span(C, j, st[j, K_CYC] + 1, c_try)
-            st[j, K_CYC] = c_try
-            st[j, K_FC] = 0
-            st[j, K_STATUS] = RUN
-        while st[j, K_STATUS] == RUN and dram_cycle_of(C, st[j, K_CYC]) <= t:
-            if _all_done(C) and st[j, K_CYC] > C.prm[CP_END]:
-                st[j, K_STATUS] = STOP
-                break
-            if not _send(P, S, C, j, t):
-                st[j, K_STATUS] = BLOCKED
-                break
-            for k in range(K_LEN):
-                C.ck[j, k] = st[j, k]
-            _lookahead(C, j, False)
+    stamp = C.prm[CP_PASS] + 1
+    C.prm[CP_PASS] = stamp
+    while True:
+        pick = -1
+        for j in range(n):
+            if st[j, K_STATUS] == BLOCKED and C.seen[j] != stamp:
+                if pick < 0 or st[j, K_CYC] < st[pick, K_CYC]:
+                    pick = j
+        if pick < 0:
+            break
+        C.seen[pick] = stamp
+        _advance(P, S, C, pick, t)
+    for j in range(n):
+        if C.seen[j] != stamp:
+            _advance(P, S, C, j, t)
 
 
 @njit(**_INLINE)
@@ -387,18 +425,18 @@ def cores_next(P, S, C, t):
     return the next DRAM cycle at which a core sends (or retries)."""
     st = C.st
     nxt = INF
-    done = _all_done(C)
-    end = C.prm[CP_END]
     for j in range(C.prm[CP_N]):
         _settle(C, j)
+        done = _all_done(C)
+        end = C.prm[CP_END]
         s = st[j, K_STATUS]
         if s == RUN:
-            if done and st[j, K_CYC] > end:
+            if done and st[j, K_CYC] >= end:
                 st[j, K_STATUS] = STOP
                 continue
             e = dram_cycle_of(C, st[j, K_CYC])
         elif s == BLOCKED:
-            if done and st[j, K_CYC] + 1 > end:
+            if done and st[j, K_CYC] + 1 >= end:
                 st[j, K_STATUS] = STOP
                 continue
             if not _queue_room(P, S, C, j):
@@ -425,10 +463,36 @@ def cores_running(C):
 
 
 @njit(**_INLINE)
-def cores_complete(C, rid, q, end, lat):
-    """A request's column command issued: its data burst ends at DRAM cycle ``end``,
-    ``lat`` cycles after it entered the controller. Per-core statistics, and a load's
-    completion cycle for its core's ROB."""
+def cores_may_drain(P, C, ch, nr_q):
+    """Whether channel ``ch`` may enter its write mode now (the plain rule holds): not
+    while reads wait and none has been served since the last drain. Resets the count."""
+    if nr_q > 0 and C.served[ch, 0] == 0:
+        return False
+    C.served[ch, 1] = 0
+    return True
+
+
+@njit(**_INLINE)
+def cores_drain_done(P, C, ch, nr_q):
+    """Whether channel ``ch``'s write drain ends now although the plain rule keeps it
+    going: reads wait and the drain has served ``hi - lo`` writes."""
+    batch = P[P_WM_HI] - P[P_WM_LO]
+    if batch < 1:
+        batch = 1
+    if nr_q > 0 and C.served[ch, 1] >= batch:
+        C.served[ch, 0] = 0  # (the caller leaves the write mode)
+        return True
+    return False
+
+
+@njit(**_INLINE)
+def cores_complete(C, rid, q, ch, b, end, lat):
+    """A request's column command issued (at bank ``b`` of channel ``ch``): its data
+    burst ends at DRAM cycle ``end``, ``lat`` cycles after it entered the controller.
+    Per-core and per-bank statistics, and a load's completion cycle for its core's
+    ROB."""
+    C.bank_rw[b, q] += 1
+    C.served[ch, q] += 1
     n = C.prm[CP_N]
     j = rid % n
     pos = rid // n
