@@ -59,6 +59,9 @@ def _percentile(hist: np.ndarray, p: float) -> int:
     return int(_HIST_VALUES[i])
 
 
+percentile = _percentile
+
+
 @dataclass
 class Result:
     config: dict
@@ -72,6 +75,7 @@ class Result:
     trace: dict = field(default_factory=dict)  # path, format, bytes, bad_lines, ...
     jit_seconds: float = 0.0  # compiling / loading the compiled engine, before the run
     jit_compiled: bool = False  # True if jit_seconds was a compilation (not a cache load)
+    cores: dict | None = None  # cores front end: per-core figures (memsim.multicore)
 
     # ------------------------------------------------------------------ metrics
     @property
@@ -218,6 +222,7 @@ class Result:
             "jit_seconds": self.jit_seconds,
             "jit_compiled": self.jit_compiled,
             "trace": dict(self.trace),
+            **({"cores": self.cores} if self.cores is not None else {}),
             "config": self.config,
         }
 
@@ -283,8 +288,29 @@ class Result:
                           f"{'compiled' if s['jit_compiled'] else 'loaded'} in "
                           f"{s['jit_seconds']:.2f} s"),
         ]
+        if self.cores is not None:
+            rows[2:2] = _core_rows(self.cores)
         width = max(len(k) for k, _ in rows)
         return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+
+def _core_rows(cores: dict) -> list[tuple[str, str]]:
+    rows = []
+    for j in range(cores["count"]):
+        c = cores[f"core{j}"]
+        lat = c["read_latency_ns"]
+        alone = (f", alone IPC {c['alone_ipc']:.4f} (slowdown {c['slowdown']:.3f})"
+                 if "alone_ipc" in c else "")
+        rows.append((f"core {j}", f"IPC {c['ipc']:.4f} ({c['instructions']:,} instructions "
+                                  f"in {c['core_cycles']:,} core cycles){alone}; "
+                                  f"{c['requests']['reads']:,} reads, "
+                                  f"{c['requests']['writes']:,} writes, read latency ns "
+                                  f"mean {lat['mean']:.2f} p99 {lat['p99']:.2f}"))
+    if "weighted_speedup" in cores:
+        rows.append(("speedup", f"weighted {cores['weighted_speedup']:.4f}  harmonic "
+                                f"{cores['harmonic_speedup']:.4f}  max slowdown "
+                                f"{cores['max_slowdown']:.4f}"))
+    return rows
 
 
 def _skipped(trace: dict) -> str:
