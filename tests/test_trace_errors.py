@@ -189,7 +189,8 @@ def test_undetectable_text(tmp_path):
     path.write_text("hello world\n")
     with pytest.raises(TraceError, match=r"t\.trace: cannot detect the trace format: line 1 "
                                          r"'hello world' is a record of no known format "
-                                         r"\(native: \[cycle\] R\|W address \[gap\];.*pass --format"):
+                                         r"\(native: \[cycle\] R\|W address \[gap\];"
+                                         r".*pass --format"):
         open_trace(path)
 
 
