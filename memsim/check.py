@@ -20,6 +20,15 @@ interval) are written as small dedicated checks.
 Each violation names the rule, the later (offending) command and the earlier command
 that set the constraint. For one later command a rule name is reported at most once,
 against the earlier command that binds tightest.
+
+ECC schemes change the interface (:class:`Interface`, from ``memsim.ecc``): bursts of
+more than eight beats (write CRC: 10-beat writes; DUO: 9 beats, 4.5 cycles), the CA
+parity latency PL (JEDEC: read latency RL = CL + PL, write latency WL = CWL + PL, so
+every rule written with CL or CWL uses RL or WL), the write-CRC data-mask timings
+(tWR_CRC_DM, tWTR_S_CRC_DM, tWTR_L_CRC_DM replace tWR, tWTR_S, tWTR_L), and on-die ECC's
+internal read-modify-write (a longer tWR and tWTR_L, and rule ``tCCD_L_WR``: a write
+waits tCCD_L + tRMW after a write to the same bank group). With a half-cycle burst the
+log's cycles have halves (``12.5``), and the checker counts half cycles.
 """
 
 from __future__ import annotations
@@ -136,6 +145,26 @@ _BURST_RULES = frozenset(
 REFRESH_POSTPONE_LIMIT = 9  # JEDEC allows 8 postponed REFs: consecutive REFs <= 9*tREFI
 
 
+# A rule that on-die ECC adds (its internal read-modify-write holds the bank group's
+# column path): checked only when the interface has tRMW > 0.
+ONDIE_RULE = Rule("tCCD_L_WR", BANKGROUP, WRITES, WRITES, "tCCD_L + tRMW")
+
+
+@dataclass(frozen=True)
+class Interface:
+    """What an ECC scheme changes on the interface, in cycles (``memsim.ecc`` resolves
+    it from a config: ``Interface.checker``). The default is plain DDR4."""
+
+    read_burst_cycles: float | None = None  # None: tBL
+    write_burst_cycles: float | None = None
+    read_latency_adder: int = 0  # RL = CL + this (PL; on-die ECC's decode)
+    write_latency_adder: int = 0  # WL = CWL + this (PL)
+    twr_adder: int = 0  # tWR_CRC_DM = tWR + this (and on-die ECC's tRMW)
+    twtr_s_adder: int = 0
+    twtr_l_adder: int = 0
+    tccd_l_wr_adder: int = 0  # on-die ECC's tRMW: rule tCCD_L_WR
+
+
 # --------------------------------------------------------------------------------------
 # Results
 # --------------------------------------------------------------------------------------
@@ -159,13 +188,18 @@ def format_violations(violations, path: str | os.PathLike = "<commands>") -> str
     )
 
 
+def _cycles(ticks: int, scale: int) -> int | float:
+    """A time the checker counts in ticks (1/scale cycle), in cycles."""
+    return ticks if scale == 1 else ticks / scale
+
+
 # A command as the checker remembers it: (line, cycle, ch, rank, bg, bank, row, col, cmd id)
-def _describe(rec) -> str:
+def _describe(rec, scale: int = 1) -> str:
     if rec is None:
         return "none"
     line, t, c, r, g, b, row, col, cmd = rec
     name = COMMANDS[cmd]
-    text = f"line {line}: cycle {t} ch{c} rk{r}"
+    text = f"line {line}: cycle {_cycles(t, scale)} ch{c} rk{r}"
     if name not in RANK_WIDE:
         text += f" bg{g} ba{b}"
     text += f" {name}"
@@ -190,8 +224,20 @@ class ProtocolChecker:
 
     def __init__(self, timings: dict, channels: int, ranks: int, bankgroups: int,
                  banks_per_group: int, max_violations: int | None = None,
-                 refresh: bool = True, keep: int | None = None):
-        self.t = dict(timings)
+                 refresh: bool = True, keep: int | None = None,
+                 interface: Interface | None = None):
+        iface = interface or Interface()
+        t = dict(timings)
+        # the interface in effect: RL and WL with PL, the CRC_DM / on-die timings
+        t["CL"] += iface.read_latency_adder
+        t["CWL"] += iface.write_latency_adder
+        t["tWR"] += iface.twr_adder
+        t["tWTR_S"] += iface.twtr_s_adder
+        t["tWTR_L"] += iface.twtr_l_adder
+        t["tRMW"] = iface.tccd_l_wr_adder
+        self.t = t
+        self.interface = iface
+        self.rules = RULES + ((ONDIE_RULE,) if iface.tccd_l_wr_adder else ())
         self.channels, self.ranks = channels, ranks
         self.bankgroups, self.banks_per_group = bankgroups, banks_per_group
         self.max_violations = max_violations
@@ -199,9 +245,14 @@ class ProtocolChecker:
         self.violations: list[Violation] = []
         self.counts: Counter[str] = Counter()  # violations per rule
         self.total = 0
-        self.burst_cycles = self.t["tBL"]  # burst of every column command in this log
+        # bursts of reads and of writes, in cycles; with a half-cycle burst the checker
+        # counts ticks of half a cycle (``scale``) and so does every time it keeps
+        self.read_burst = iface.read_burst_cycles or t["tBL"]
+        self.write_burst = iface.write_burst_cycles or t["tBL"]
+        halves = any(b != int(b) for b in (self.read_burst, self.write_burst))
+        self.scale = 2 if halves else 1
 
-        self._code = [compile(rule.gap, rule.name, "eval") for rule in RULES]
+        self._code = [compile(rule.gap, rule.name, "eval") for rule in self.rules]
         self._gap_cache: dict[tuple[int, int], int] = {}
         n_ranks = channels * ranks
         n_nodes = {
@@ -211,17 +262,17 @@ class ProtocolChecker:
             OTHER_RANK: n_ranks,
             CHANNEL: channels,
         }
-        # checks[cmd] / updates[cmd]: (rule index, scope index, gap for the default burst)
+        # checks[cmd] / updates[cmd]: (rule index, scope index, gap after that command)
         self._checks: list[list[tuple[int, int]]] = [[] for _ in _ID]
         self._updates: list[list[tuple[int, int, int]]] = [[] for _ in _ID]
         self._ready: list[list[int]] = []
         self._who: list[list] = []
-        for i, rule in enumerate(RULES):
+        for i, rule in enumerate(self.rules):
             sc = _SCOPES.index(rule.scope)
             for name in rule.later:
                 self._checks[_ID[name]].append((i, sc))
             for name in rule.earlier:
-                self._updates[_ID[name]].append((i, sc, self._gap(i, self.burst_cycles)))
+                self._updates[_ID[name]].append((i, sc, self._gap(i, self._burst(_ID[name]))))
             self._ready.append([-(1 << 62)] * n_nodes[rule.scope])
             self._who.append([None] * n_nodes[rule.scope])
 
@@ -234,8 +285,8 @@ class ProtocolChecker:
         self._last_cycle = [-1] * channels
         # refresh: per rank the last REF (cycle, rec), and whether its deadline was flagged.
         # A run without refresh (dram.refresh: false) has no deadlines.
-        self._refresh_limit = (REFRESH_POSTPONE_LIMIT * self.t["tREFI"] if refresh
-                               else float("inf"))
+        self._refresh_limit = (REFRESH_POSTPONE_LIMIT * self.t["tREFI"] * self.scale
+                               if refresh else float("inf"))
         self._last_ref = [0] * n_ranks
         self._last_ref_rec: list = [None] * n_ranks
         self._ref_flagged = [False] * n_ranks
@@ -243,16 +294,26 @@ class ProtocolChecker:
 
     # ---- timing expressions -----------------------------------------------------------
 
-    def _gap(self, rule_index: int, burst_cycles: int) -> int:
+    def _burst(self, cmd: int) -> int | float:
+        """Data-bus cycles of a command's burst (tBL for commands without data)."""
+        if cmd in _READ_IDS:
+            return self.read_burst
+        if cmd in (_WR, _WRA):
+            return self.write_burst
+        return self.t["tBL"]
+
+    def _gap(self, rule_index: int, burst_cycles) -> int:
+        """A rule's gap in ticks, ``tBL`` being ``burst_cycles`` (the earlier command's)."""
         key = (rule_index, burst_cycles)
         gap = self._gap_cache.get(key)
         if gap is None:
             env = dict(self.t, tBL=burst_cycles)
             try:
-                gap = int(eval(self._code[rule_index], {"__builtins__": {}}, env))
+                gap = eval(self._code[rule_index], {"__builtins__": {}}, env) * self.scale
             except NameError as err:
-                raise KeyError(f"protocol checker: rule {RULES[rule_index].name} needs a "
-                               f"timing missing from the timings dict ({err})") from None
+                raise KeyError(f"protocol checker: rule {self.rules[rule_index].name} needs "
+                               f"a timing missing from the timings dict ({err})") from None
+            gap = int(gap)
             self._gap_cache[key] = gap
         return gap
 
@@ -263,25 +324,28 @@ class ProtocolChecker:
         self.total += 1
         if self.keep is None or len(self.violations) < self.keep:
             if not isinstance(earlier, str):
-                earlier = _describe(earlier)
-            self.violations.append(Violation(line, rule, message, earlier, _describe(later)))
+                earlier = _describe(earlier, self.scale)
+            self.violations.append(Violation(line, rule, message, earlier,
+                                             _describe(later, self.scale)))
         if self.max_violations is not None and self.total >= self.max_violations:
             raise _StopChecking
 
     def _rule_message(self, rule_index: int, ready: int, earlier, later) -> str:
-        rule = RULES[rule_index]
+        rule = self.rules[rule_index]
+        sc = self.scale
         if rule.name == "cmd_bus":
-            return f"two commands in cycle {later[1]} on the command bus of channel {later[2]}"
-        # every column command of a log has the same burst (self.burst_cycles) for now
-        gap = self._gap(rule_index, self.burst_cycles)
+            return (f"two commands in cycle {_cycles(later[1], sc)} on the command bus of "
+                    f"channel {later[2]}")
+        auto = AUTO_PRE in rule.earlier and earlier[8] in (_RDA, _WRA)
+        gap = self._gap(rule_index, self.t["tBL"] if auto else self._burst(earlier[8]))
         event = ready - gap  # the cycle the earlier event happened
         earlier_name = COMMANDS[earlier[8]]
-        if AUTO_PRE in rule.earlier and earlier[8] in (_RDA, _WRA):
-            earlier_name = f"{earlier_name} auto-precharge (cycle {event})"
+        if auto:
+            earlier_name = f"{earlier_name} auto-precharge (cycle {_cycles(event, sc)})"
         scope = " (other rank)" if rule.scope == OTHER_RANK else ""
         needs = rule.name if rule.gap == rule.name else f"{rule.name} = {rule.gap}"
-        return (f"{earlier_name}->{COMMANDS[later[8]]}{scope} needs {needs} = {gap} cycles, "
-                f"got {later[1] - event}")
+        return (f"{earlier_name}->{COMMANDS[later[8]]}{scope} needs {needs} = "
+                f"{_cycles(gap, sc)} cycles, got {_cycles(later[1] - event, sc)}")
 
     @property
     def full(self) -> bool:
@@ -296,7 +360,18 @@ class ProtocolChecker:
         names = df["command"].astype(str).str.strip()
         cmd = names.map(_ID).fillna(-1).to_numpy(dtype=np.int64, copy=True)
         cmd[cmd == _AUTO] = -1  # auto-PRE is not a command of the log
-        cols = {c: df[c].to_numpy(dtype=np.int64) for c in COLUMNS[:-1]}
+        cols = {c: df[c].to_numpy(dtype=np.int64) for c in COLUMNS[1:-1]}
+        # cycles, counted in ticks of 1/scale cycle (half cycles: DUO's 4.5-cycle bursts)
+        ticks = df["cycle"].to_numpy(dtype=np.float64) * self.scale
+        whole = np.round(ticks)
+        if (whole != ticks).any():
+            i = int(np.argmax(whole != ticks))
+            what = ("a whole cycle (a log with half cycles comes from a run with 9-beat "
+                    "bursts, ecc.scheme duo: check it with that run's config)"
+                    if self.scale == 1 else f"a multiple of 1/{self.scale} cycle")
+            raise ValueError(f"line {first_line + i}: cycle {df['cycle'].iloc[i]} is not "
+                             f"{what}")
+        cols["cycle"] = whole.astype(np.int64)
         bad = cmd < 0
         bad |= (cols["channel"] < 0) | (cols["channel"] >= self.channels)
         bad |= (cols["rank"] < 0) | (cols["rank"] >= self.ranks)
@@ -321,31 +396,32 @@ class ProtocolChecker:
             self._replay(self._arrays(df, first_line), first_line)
 
     def _replay(self, arrays, first_line: int) -> None:
-        t_ = self.t
-        CL, CWL, tRAS, tRTP, tWR, tFAW = (t_[k] for k in ("CL", "CWL", "tRAS", "tRTP", "tWR",
-                                                           "tFAW"))
+        t_, ts = self.t, self.scale
+        # everything in ticks (cycles x scale)
+        CL, CWL, tRAS, tRTP, tWR, tFAW = (t_[k] * ts for k in ("CL", "CWL", "tRAS", "tRTP",
+                                                                "tWR", "tFAW"))
         R, G, B = self.ranks, self.bankgroups, self.banks_per_group
         checks, updates, ready_all, who_all = self._checks, self._updates, self._ready, self._who
         open_row, open_rec, closed_by = self._open_row, self._open_rec, self._closed_by
         faw, bursts, last_cycle = self._faw, self._bursts, self._last_cycle
-        bl0 = self.burst_cycles
+        rd_bl, wr_bl = int(self.read_burst * ts), int(self.write_burst * ts)
         min_data_delay = min(CL, CWL)
-        rule_names = [r.name for r in RULES]
+        rule_names = [r.name for r in self.rules]
 
         line = first_line - 1
         for t, c, r, g, b, row, col, cmd in zip(*arrays, strict=True):
             line += 1
             rec = (line, t, c, r, g, b, row, col, cmd)
             if t < last_cycle[c]:
-                raise ValueError(f"line {line}: cycle {t} is before the previous command of "
-                                 f"channel {c} (cycle {last_cycle[c]}); the log must be in "
-                                 f"issue order")
+                raise ValueError(f"line {line}: cycle {_cycles(t, ts)} is before the previous "
+                                 f"command of channel {c} (cycle {_cycles(last_cycle[c], ts)}); "
+                                 f"the log must be in issue order")
             last_cycle[c] = t
             rank_node = c * R + r
             bg_node = rank_node * G + g
             bank_node = bg_node * B + b
             nodes = (bank_node, bg_node, rank_node, rank_node, c)
-            bl = bl0  # burst length of this command, in clock cycles
+            bl = wr_bl if cmd in (_WR, _WRA) else rd_bl  # this command's burst, in ticks
             # a PRE to a precharged bank is a no-op: it only uses the command bus
             noop = cmd == _PRE and open_row[bank_node] < 0
 
@@ -387,9 +463,9 @@ class ProtocolChecker:
                 window = faw[rank_node]
                 if len(window) == 4 and t < window[0][1] + tFAW:
                     first = window[0]
-                    self._emit(line, "tFAW", f"5 ACTs within tFAW = {tFAW} cycles: ACT four "
-                               f"before is at cycle {first[1]}, got {t - first[1]} cycles",
-                               first, rec)
+                    self._emit(line, "tFAW", f"5 ACTs within tFAW = {_cycles(tFAW, ts)} "
+                               f"cycles: ACT four before is at cycle {_cycles(first[1], ts)}, "
+                               f"got {_cycles(t - first[1], ts)} cycles", first, rec)
                 window.append(rec)
 
             # -- bank state
@@ -430,8 +506,9 @@ class ProtocolChecker:
                         who is hit[2] and rule_names[ri] in _BURST_RULES
                         for ri, _, who in found)
                     if not explained:
-                        self._emit(line, "data_bus", f"data burst [{start}, {end}) overlaps "
-                                   f"[{hit[0]}, {hit[1]}) on channel {c}", hit[2], rec)
+                        self._emit(line, "data_bus", f"data burst [{_cycles(start, ts)}, "
+                                   f"{_cycles(end, ts)}) overlaps [{_cycles(hit[0], ts)}, "
+                                   f"{_cycles(hit[1], ts)}) on channel {c}", hit[2], rec)
                 busy.append((start, end, rec))
 
             # -- state transitions
@@ -467,12 +544,11 @@ class ProtocolChecker:
             elif cmd == _REF:
                 self._refreshed(rank_node, rec)
 
-            # -- ready cycles this command sets for later ones
+            # -- ready cycles this command sets for later ones (gaps after this command's
+            # burst)
             for ri, sc, gap in updates[cmd]:
                 if noop and sc != 4:
                     continue
-                if bl != bl0:
-                    gap = self._gap(ri, bl)
                 n = nodes[sc]
                 if t + gap > ready_all[ri][n]:
                     ready_all[ri][n] = t + gap
@@ -496,9 +572,10 @@ class ProtocolChecker:
         if not self._ref_flagged[rank_node] and t - last > self._refresh_limit:
             prev = self._last_ref_rec[rank_node]
             self._emit(rec[0], "refresh_interval",
-                       f"{t - last} cycles since "
+                       f"{_cycles(t - last, self.scale)} cycles since "
                        f"{'the previous REF' if prev else 'cycle 0'}, more than "
-                       f"{REFRESH_POSTPONE_LIMIT}*tREFI = {self._refresh_limit}",
+                       f"{REFRESH_POSTPONE_LIMIT}*tREFI = "
+                       f"{_cycles(self._refresh_limit, self.scale)}",
                        prev if prev is not None else "start of log (cycle 0)", rec)
         self._last_ref[rank_node] = t
         self._last_ref_rec[rank_node] = rec
@@ -517,8 +594,10 @@ class ProtocolChecker:
             prev = self._last_ref_rec[n]
             self._emit(rec[0], "refresh_interval",
                        f"no REF to ch{channel} rk{r} within "
-                       f"{REFRESH_POSTPONE_LIMIT}*tREFI = {self._refresh_limit} cycles of "
-                       f"cycle {self._last_ref[n]}; deadline {deadline} passed",
+                       f"{REFRESH_POSTPONE_LIMIT}*tREFI = "
+                       f"{_cycles(self._refresh_limit, self.scale)} cycles of cycle "
+                       f"{_cycles(self._last_ref[n], self.scale)}; deadline "
+                       f"{_cycles(deadline, self.scale)} passed",
                        prev if prev is not None else "start of log (cycle 0)", rec)
         self._update_deadline(channel)
 
@@ -536,33 +615,36 @@ class ProtocolChecker:
 
 def check_commands(df: pd.DataFrame, timings: dict, channels: int, ranks: int,
                    bankgroups: int, banks_per_group: int, max_violations: int | None = None,
-                   first_line: int = 2, refresh: bool = True) -> list[Violation]:
+                   first_line: int = 2, refresh: bool = True,
+                   interface: Interface | None = None) -> list[Violation]:
     """Check a command log held in a DataFrame; row i is CSV line ``first_line + i``.
-    ``refresh=False``: the run had refresh switched off, so no refresh deadlines."""
+    ``refresh=False``: the run had refresh switched off, so no refresh deadlines.
+    ``interface``: an ECC scheme's changes to the interface (default: none)."""
     checker = ProtocolChecker(timings, channels, ranks, bankgroups, banks_per_group,
-                              max_violations, refresh)
+                              max_violations, refresh, interface=interface)
     checker.feed(df, first_line)
     return checker.violations
 
 
 def check_file(path, timings: dict, channels: int, ranks: int, bankgroups: int,
                banks_per_group: int, max_violations: int | None = None,
-               chunk_rows: int = 1 << 20, refresh: bool = True) -> list[Violation]:
+               chunk_rows: int = 1 << 20, refresh: bool = True,
+               interface: Interface | None = None) -> list[Violation]:
     """Check a command-log CSV (``.csv`` or ``.csv.gz``), reading it in chunks."""
     return check_log(path, timings, channels, ranks, bankgroups, banks_per_group,
                      max_violations=max_violations, chunk_rows=chunk_rows,
-                     refresh=refresh).violations
+                     refresh=refresh, interface=interface).violations
 
 
 def check_log(path, timings: dict, channels: int, ranks: int, bankgroups: int,
               banks_per_group: int, max_violations: int | None = None,
               keep: int | None = None, chunk_rows: int = 1 << 20,
-              refresh: bool = True) -> ProtocolChecker:
+              refresh: bool = True, interface: Interface | None = None) -> ProtocolChecker:
     """Check a command-log CSV; return the checker (``total``, ``counts`` per rule, the
     first ``keep`` ``violations``). Unreadable or malformed logs raise ValueError naming
     the file (and line)."""
     checker = ProtocolChecker(timings, channels, ranks, bankgroups, banks_per_group,
-                              max_violations, refresh, keep)
+                              max_violations, refresh, keep, interface)
     try:
         _check_chunks(checker, path, chunk_rows)
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError,
@@ -589,7 +671,8 @@ def _check_chunks(checker: ProtocolChecker, path, chunk_rows: int) -> None:
     missing = [c for c in COLUMNS if c not in header]
     if missing:
         raise ValueError(f"{path}: command log lacks column(s) {', '.join(missing)}")
-    dtypes = {c: "int64" for c in COLUMNS[:-1]} | {"command": "string"}
+    # cycles may have halves (12.5) on DUO's half-cycle grid
+    dtypes = {c: "int64" for c in COLUMNS[:-1]} | {"cycle": "float64", "command": "string"}
     line = 2
     with pd.read_csv(path, usecols=list(COLUMNS), dtype=dtypes, chunksize=chunk_rows) as reader:
         for chunk in reader:

@@ -179,7 +179,8 @@ def _checker(path, cfg, keep: int):
 
     spec = spec_mod.build(cfg)
     return check.check_log(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
-                           spec.banks_per_group, keep=keep, refresh=cfg.dram.refresh)
+                           spec.banks_per_group, keep=keep, refresh=cfg.dram.refresh,
+                           interface=spec.ecc.checker(spec.timings))
 
 
 def _check_log(path, cfg) -> int:

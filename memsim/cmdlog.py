@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memsim.dram.ddr4 import COMMANDS
+from memsim.ecc import KINDS as ECC_KINDS
 from memsim.outfile import OutputFile
 
 
@@ -39,6 +40,9 @@ COLUMNS: tuple[LogColumn, ...] = (
     LogColumn("request"),
 )
 HEADER = ",".join(c.name for c in COLUMNS) + "\n"
+# With an ECC scheme the log has one more column: the kind of access a command serves
+# (the user's data, or an ECC scheme's extra access; memsim.ecc.KINDS).
+KIND_COLUMN = LogColumn("kind", names=ECC_KINDS)
 GZIP_LEVEL = 3  # about 3x faster than the default, files ~15% larger
 
 
@@ -50,27 +54,44 @@ def _strings(pa, names: tuple[str, ...]):
                                  [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
 
 
+def _half_cycles(pa, ticks: np.ndarray, dtype):
+    """Half-cycle ticks as decimal cycles with one decimal place: t / 2 = 5t tenths."""
+    tenths = np.empty((len(ticks), 2), np.int64)  # 128-bit little-endian decimals
+    tenths[:, 0] = ticks * 5
+    tenths[:, 1] = tenths[:, 0] >> 63
+    return pa.Array.from_buffers(dtype, len(ticks), [None, pa.py_buffer(tenths)])
+
+
 class CommandLogWriter:
     """Streams command-log blocks to CSV (``.gz``: gzip). ``close(ok)`` puts the file in
     place when ``ok`` and deletes it otherwise, so an aborted run leaves no log that
-    looks complete."""
+    looks complete. ``columns``: the log's columns (default :data:`COLUMNS`).
+    ``time_scale`` > 1: the blocks' cycles are engine ticks of 1/time_scale cycle (DUO's
+    half-cycle grid), written as DRAM cycles with one decimal (``12.5``)."""
 
-    def __init__(self, path):
+    def __init__(self, path, columns: tuple[LogColumn, ...] = COLUMNS, time_scale: int = 1):
         import pyarrow as pa
         import pyarrow.csv as pacsv
 
         self._pa = pa
         self.path = path
+        self.columns = tuple(columns)
+        self.time_scale = time_scale
+        if time_scale not in (1, 2):
+            raise ValueError(f"command log: time scale {time_scale} (expected 1 or 2)")
         self.out = OutputFile(path)
         try:
             raw = self.out.file
             self.f = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=GZIP_LEVEL) \
                 if str(path).endswith(".gz") else raw
-            self.f.write(HEADER.encode())
+            self.f.write((",".join(c.name for c in self.columns) + "\n").encode())
             fields = []
             self._tables = []
-            for col in COLUMNS:
-                if col.names is None:
+            for j, col in enumerate(self.columns):
+                if j == 0 and time_scale != 1:
+                    fields.append(pa.field(col.name, pa.decimal128(19, 1)))
+                    self._tables.append(None)
+                elif col.names is None:
                     fields.append(pa.field(col.name, pa.int64()))
                     self._tables.append(None)
                 else:
@@ -88,16 +109,18 @@ class CommandLogWriter:
 
     def __call__(self, block: np.ndarray) -> None:
         pa = self._pa
-        if block.shape[1] != len(COLUMNS):
-            raise RuntimeError(f"command log block has {block.shape[1]} columns; "
-                               f"memsim.cmdlog.COLUMNS names {len(COLUMNS)}")
+        if block.shape[1] != len(self.columns):
+            raise RuntimeError(f"command log block has {block.shape[1]} columns; the log "
+                               f"names {len(self.columns)}")
         n = len(block)
         arrays = []
         # Arrays are built from the numpy buffers directly: zero-copy, and pa.array()
         # would import pandas (0.2 s) to check for pandas objects.
-        for j, (col, table) in enumerate(zip(COLUMNS, self._tables, strict=True)):
+        for j, (col, table) in enumerate(zip(self.columns, self._tables, strict=True)):
             values = np.ascontiguousarray(block[:, j], dtype=np.int64)
-            if table is None:
+            if j == 0 and self.time_scale != 1:
+                arrays.append(_half_cycles(pa, values, self.schema.field(0).type))
+            elif table is None:
                 arrays.append(pa.Array.from_buffers(pa.int64(), n,
                                                     [None, pa.py_buffer(values)]))
             else:

@@ -1,12 +1,12 @@
 """Configuration: YAML presets and ``key=value`` overrides -> a validated config tree.
 
-A config has four sections (``dram``, ``controller``, ``mapping``, ``frontend``), plus
-``core`` when ``frontend.mode`` is ``cores``. Each is a dataclass below; its fields are
-the only keys allowed, with their types and defaults. Unknown keys and bad values raise
-:class:`ConfigError` naming the full key path and what was expected; so do keys of a
-front end that is not selected (``core.*``, ``frontend.cores``...). ``to_dict()``
-exports the fully resolved tree that travels with every result (without the sections
-of a front end not in use).
+A config has five sections (``dram``, ``controller``, ``mapping``, ``frontend``,
+``ecc``), plus ``core`` when ``frontend.mode`` is ``cores``. Each is a dataclass below;
+its fields are the only keys allowed, with their types and defaults. Unknown keys and
+bad values raise :class:`ConfigError` naming the full key path and what was expected;
+so do keys of a front end that is not selected (``core.*``, ``frontend.cores``...).
+``to_dict()`` exports the fully resolved tree that travels with every result (without
+the sections of a front end not in use).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from memsim import ecc as ecc_mod
 from memsim.dram import ddr4
 
 DEFAULT_PRESET = "ddr4_2400_x8_1ch1r"
@@ -128,12 +129,46 @@ class CoreConfig:
 
 
 @dataclass
+class EccConfig:
+    # One of memsim.ecc.SCHEMES (none: plain DDR4). The other keys are the schemes'
+    # parameters; unset (null) means the scheme's default, and setting a key the scheme
+    # does not use is an error (memsim/ecc.py, KEY_USERS).
+    scheme: str = field(default="none", metadata=_choice(*ecc_mod.SCHEMES))
+    # Cycles a read waits for the decoder (controller-side codes: added to the read's
+    # latency; ondie: added to the device's read latency CL). Default 0.
+    decode_latency_cycles: int | None = field(default=None, metadata={"min": 0,
+                                                                       "max": 1 << 20})
+    # Write CRC with the data mask on: tWR / tWTR_S / tWTR_L grow by the datasheet's
+    # CRC_DM adder (write_crc, aiecc). Default false.
+    crc_data_mask: bool | None = None
+    # CA parity latency PL (ca_parity, aiecc). Default: the speed bin's mode-register PL.
+    parity_latency_cycles: int | None = field(default=None, metadata={"min": 1,
+                                                                       "max": 1 << 20})
+    # Fraction of writes that are partial (a read-modify-write under a rank code),
+    # chosen by a hash of the trace index and the seed. Default 0.
+    partial_write_fraction: float | None = field(default=None, metadata={"min": 0.0,
+                                                                          "max": 1.0})
+    partial_write_seed: int | None = field(default=None, metadata={"min": 0})
+    # On-die ECC's internal read-modify-write, cycles added to tWR, tWTR_L and the
+    # same-bank-group write-to-write gap. Default tCCD_L (one internal column read).
+    ondie_rmw_cycles: int | None = field(default=None, metadata={"min": 0, "max": 1 << 20})
+    # DUO: bursts of 10 beats (5 cycles) instead of 9 (4.5 cycles). Default false.
+    duo_even_bursts: bool | None = None
+    # In-line ECC: co_located (ECC in the data's own row, default) or separate (the top
+    # eighth of each rank's rows), and an optional ECC cache (bursts per channel).
+    inline_layout: str | None = field(default=None,
+                                      metadata=_choice(*ecc_mod.INLINE_LAYOUTS))
+    inline_cache_entries: int | None = field(default=None, metadata={"max": 1 << 24})
+
+
+@dataclass
 class Config:
     dram: DramConfig = field(default_factory=DramConfig)
     controller: ControllerConfig = field(default_factory=ControllerConfig)
     mapping: MappingConfig = field(default_factory=MappingConfig)
     frontend: FrontendConfig = field(default_factory=FrontendConfig)
     core: CoreConfig = field(default_factory=CoreConfig)
+    ecc: EccConfig = field(default_factory=EccConfig)
     name: str = ""
 
     def to_dict(self) -> dict:
@@ -150,9 +185,13 @@ _SECTIONS = {f.name: f for f in dataclasses.fields(Config)}
 
 def _check_value(path: str, f: dataclasses.Field, value: Any) -> Any:
     """Type-check and range-check one leaf value; return it (ints promoted to float)."""
-    kind = f.type if isinstance(f.type, type) else {"int": int, "float": float, "str": str,
-                                                     "bool": bool, "dict": dict,
-                                                     "list": list}[f.type]
+    type_name = f.type if isinstance(f.type, str) else f.type.__name__
+    if type_name.endswith(" | None"):  # optional: None means "not set"
+        if value is None:
+            return None
+        type_name = type_name[:-len(" | None")]
+    kind = {"int": int, "float": float, "str": str, "bool": bool, "dict": dict,
+            "list": list}[type_name]
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     ok = isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))
@@ -203,7 +242,7 @@ def from_dict(data: dict) -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"config: expected a mapping of sections, got {_shape(data)}")
     kwargs = {}
-    derived = None
+    derived = ecc_derived = None
     for key, value in data.items():
         if key not in _SECTIONS:
             raise ConfigError(f"{key}: unknown key (expected one of: {', '.join(_SECTIONS)})")
@@ -216,6 +255,9 @@ def from_dict(data: dict) -> Config:
             if key == "dram" and isinstance(value, dict) and "timing_resolved" in value:
                 value = dict(value)
                 derived = value.pop("timing_resolved")
+            if key == "ecc" and isinstance(value, dict) and "resolved" in value:
+                value = dict(value)
+                ecc_derived = value.pop("resolved")
             kwargs[key] = _build_section(_SECTIONS[key].default_factory, value, key)
     cfg = Config(**kwargs)
     _check_consistency(cfg)
@@ -223,6 +265,10 @@ def from_dict(data: dict) -> Config:
         raise ConfigError("dram.timing_resolved: derived from dram.speed, org, "
                           "density_gbit and dram.timing, and it does not match them; set "
                           "timings in dram.timing instead")
+    if ecc_derived is not None and ecc_derived != resolved_ecc(cfg):
+        raise ConfigError("ecc.resolved: derived from ecc.scheme, its parameters and the "
+                          "dram section, and it does not match them; set the ecc.* keys "
+                          "instead")
     return cfg
 
 
@@ -263,6 +309,8 @@ def _check_consistency(cfg: Config) -> None:
         if n & (n - 1):
             raise ConfigError(f"dram.{key}: {n} is not a power of two (address mapping "
                               f"splits address bits)")
+    for problem in ecc_mod.problems(cfg):
+        raise ConfigError(problem)
 
 
 def _check_front_end(cfg: Config) -> None:
@@ -480,7 +528,18 @@ def resolved_timings(cfg: Config) -> dict[str, int]:
 def export(cfg: Config) -> dict:
     """The resolved config as it travels with results: :meth:`Config.to_dict` plus
     ``dram.timing_resolved``, every timing in effect in cycles (``dram.timing`` keeps
-    the overridden ones only). Derived: not accepted as input."""
+    the overridden ones only), and with an ECC scheme ``ecc.resolved``, its derived
+    numbers. Derived: accepted as input only if they match."""
     data = cfg.to_dict()
     data["dram"]["timing_resolved"] = resolved_timings(cfg)
+    if cfg.ecc.scheme != "none":
+        data["ecc"]["resolved"] = resolved_ecc(cfg)
     return data
+
+
+def resolved_ecc(cfg: Config) -> dict:
+    """The ECC scheme's derived numbers in effect (burst lengths, latencies, chips per
+    rank, ...): memsim.ecc.Interface.resolved."""
+    t = ddr4.resolve_timings(cfg.dram.speed, cfg.dram.org, cfg.dram.density_gbit,
+                             cfg.dram.timing)
+    return ecc_mod.interface(cfg, t).resolved(t)

@@ -11,7 +11,8 @@ Per command (``tCK`` converts cycles to ns):
   Together they are DRAMsim3's ACT energy ``VDD * (IDD0*tRC - IDD3N*tRAS - IDD2N*tRP)``
   when tRC = tRAS + tRP, as in every speed bin (DRAMPower's split of the same
   measurement);
-- RD / WR: ``VDD * (IDD4R - IDD3N) * tBL`` / ``VDD * (IDD4W - IDD3N) * tBL``;
+- RD / WR: ``VDD * (IDD4R - IDD3N) * tBL`` / ``VDD * (IDD4W - IDD3N) * tBL``, tBL being
+  the command's burst (longer with an ECC scheme's extra beats: write CRC, DUO);
 - REF: ``VDD * (IDD5 - IDD3N) * tRFC``.
 
 Background, per rank over the whole run: ``VDD * IDD3N`` per cycle in which any bank of
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memsim.dram.spec import RD, WR
 from memsim.engine import core
 
 PARTS = ("act", "pre", "read", "write", "refresh", "background")
@@ -47,15 +49,16 @@ class EnergyModel:
 
     @classmethod
     def build(cls, spec) -> EnergyModel:
-        """The model of a :class:`~memsim.dram.spec.DeviceSpec` (its ``power`` values
-        and ``chips_per_rank``)."""
+        """The model of a :class:`~memsim.dram.spec.DeviceSpec` (its ``power`` values,
+        bursts and ``chips_per_rank``: an ECC scheme's check chips count)."""
         t, tck, p = spec.timings, spec.tck_ns, spec.power
         vdd = p["VDD"]
         return cls(
             act_pj=vdd * (p["IDD0"] - p["IDD3N"]) * t["tRAS"] * tck,
             pre_pj=vdd * (p["IDD0"] - p["IDD2N"]) * t["tRP"] * tck,
-            read_pj=vdd * (p["IDD4R"] - p["IDD3N"]) * t["tBL"] * tck,
-            write_pj=vdd * (p["IDD4W"] - p["IDD3N"]) * t["tBL"] * tck,
+            # a burst's cycles: tBL, or longer with an ECC scheme's extra beats
+            read_pj=vdd * (p["IDD4R"] - p["IDD3N"]) * spec.data_cycles(RD) * tck,
+            write_pj=vdd * (p["IDD4W"] - p["IDD3N"]) * spec.data_cycles(WR) * tck,
             refresh_pj=vdd * (p["IDD5"] - p["IDD3N"]) * t["tRFC"] * tck,
             active_standby_pj_per_cycle=vdd * p["IDD3N"] * tck,
             precharged_standby_pj_per_cycle=vdd * p["IDD2N"] * tck,

@@ -19,6 +19,10 @@ Kinds (``KINDS``):
                  IPCs, as ``memsim sweep`` makes them): per configuration the weighted
                  and harmonic speedup (top) and each core's slowdown against running
                  alone (bottom); a column per workload
+``ecc``          ECC overheads: per ECC scheme (``config.ecc.*``), the change in
+                 bandwidth, mean and p99 read latency and DRAM energy per bit of data
+                 against ``ecc.scheme: none`` with the same other settings (in %), a bar
+                 per trace, a column of panels per other configuration (speed bin...)
 
 Runs that failed are not drawn; the figure's title and a warning (:class:`PlotWarning`)
 say how many and which. Colours follow the scheduler, line styles the other swept
@@ -55,7 +59,7 @@ if TYPE_CHECKING:
 # matplotlib and pandas are imported where needed, so that registering the ``plot``
 # command costs the CLI nothing.
 
-KINDS = ("schedulers", "latency-cdf", "stalls", "sweep", "cores")
+KINDS = ("schedulers", "latency-cdf", "stalls", "sweep", "ecc", "cores")
 FORMATS = (".png", ".pdf", ".svg")
 DEFAULT_SWEEP_METRIC = "bandwidth_gbps.total"
 SCHED_COL = "config.controller.scheduler"
@@ -120,6 +124,10 @@ PARAM_LABELS = {
     "frontend.cpu_cycles_per_dram_cycle": "Trace cycles per DRAM cycle",
     "mapping.order": "Address mapping",
     "mapping.xor_bank": "XOR bank hashing",
+    "ecc.scheme": "ECC scheme",
+    "ecc.partial_write_fraction": "Partial writes (fraction of writes)",
+    "ecc.inline_cache_entries": "ECC cache (bursts per channel)",
+    "ecc.decode_latency_cycles": "ECC decode latency (cycles)",
 }
 
 
@@ -149,7 +157,11 @@ def metric_label(metric: str) -> str:
         if parts[2] == "idle_cycles":
             return f"{kind.capitalize()} idle bus cycles (cycles)"
         return f"{kind.capitalize()} turnarounds (count)"
+    if head == "energy_nj" and len(parts) == 2:
+        return f"{'DRAM' if parts[1] == 'total' else parts[1].capitalize()} energy (nJ)"
     fixed = {
+        "energy_pj_per_bit": "DRAM energy per bit (pJ/bit)",
+        "power_mw.average": "Average DRAM power (mW)",
         "peak_fraction": "Fraction of peak bandwidth",
         "bus_utilization": "Data-bus utilisation (fraction)",
         "row_buffer.hit_rate": "Row-buffer hit rate (fraction)",
@@ -331,6 +343,8 @@ def _bare(value) -> str:
 def _plot_schedulers(d: _Data, metric=None, **_) -> Figure:
     metrics = [metric] if metric else ["bandwidth_gbps.total", "latency_ns.read.mean",
                                         "latency_ns.read.p99"]
+    if not metric and "energy_pj_per_bit" in d.df.columns:
+        metrics.append("energy_pj_per_bit")  # results of runs that report energy
     for m in metrics:
         d.need(m)
     scheds = d.schedulers
@@ -670,8 +684,130 @@ def _plot_cores(d: _Data, metric=None, **_) -> Figure:
     return fig
 
 
+# ---------------------------------------------------------------------------- ecc
+
+ECC_SCHEME_COL = "config.ecc.scheme"
+# (results column, panel label); "_energy_pj_per_useful_bit" is derived per run
+ECC_METRICS = (("bandwidth_gbps.total", "Bandwidth"),
+               ("latency_ns.read.mean", "Mean read latency"),
+               ("latency_ns.read.p99", "p99 read latency"),
+               ("_energy_pj_per_useful_bit", "Energy per bit of data"))
+# how an ECC parameter appears in a variant's label
+_ECC_PARAM_LABELS = (
+    ("duo_even_bursts", lambda v: "even" if v else None),
+    ("crc_data_mask", lambda v: "DM" if v else None),
+    ("parity_latency_cycles", lambda v: f"PL {v:g}"),
+    ("decode_latency_cycles", lambda v: f"decode {v:g}" if v else None),
+    ("ondie_rmw_cycles", lambda v: f"tRMW {v:g}"),
+    ("partial_write_fraction", lambda v: f"RMW {100 * v:g}%" if v else None),
+    ("inline_layout", lambda v: v if v != "co_located" else None),
+    ("inline_cache_entries", lambda v: f"cache {v:g}"),
+)
+
+
+def _ecc_variant(row, org_varies: str | None) -> str:
+    """A run's ECC variant as a label: the scheme, its parameters that are set, and
+    the device organisation when it is not the most common one (``org_varies``)."""
+    extras = []
+    for key, fmt in _ECC_PARAM_LABELS:
+        value = row.get(f"config.ecc.{key}")
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            continue
+        text = fmt(value)
+        if text:
+            extras.append(text)
+    if org_varies is not None and row.get("config.dram.org") != org_varies:
+        extras.append(str(row["config.dram.org"]))
+    scheme = str(row[ECC_SCHEME_COL])
+    return f"{scheme} ({', '.join(extras)})" if extras else scheme
+
+
+def _plot_ecc(d: _Data, metric=None, **_) -> Figure:
+    df = d.df.copy()
+    if ECC_SCHEME_COL not in df:
+        raise PlotError(f"ecc: the results have no {ECC_SCHEME_COL} column")
+    if not (df[ECC_SCHEME_COL] == "none").any():
+        raise PlotError("ecc: no run with ecc.scheme none to compare against (add none to "
+                        "the sweep)")
+    metrics = [(metric, metric_label(metric))] if metric else list(ECC_METRICS)
+    df["_energy_pj_per_useful_bit"] = (df["energy_nj.total"] * 1e3
+                                       / (df["requests.total"] * 64 * 8))
+    for m, _ in metrics:
+        if not m.startswith("_"):
+            d.need(m)
+    org_varies = None  # the usual organisation, when several occur
+    if "config.dram.org" in df and df["config.dram.org"].nunique() > 1:
+        org_varies = df["config.dram.org"].mode().iloc[0]
+    df["_variant"] = [_ecc_variant(r, org_varies) for _, r in df.iterrows()]
+    # the runs a variant is compared with: scheme none, every non-ECC setting the same
+    same = [c for c in df.columns if c.startswith("config.") and c != "config.name"
+            and not c.startswith(("config.ecc.", "config.dram.timing_resolved"))]
+    key = df[same + ["trace"]].astype(str).agg("|".join, axis=1)
+    base = df[df[ECC_SCHEME_COL] == "none"].assign(_key=key).drop_duplicates("_key")
+    base = base.set_index("_key")
+    # columns of panels: the swept settings that are not ECC's (nor the organisation,
+    # which chipkill_x4 sets)
+    outer = [p for p in d.others if not p.startswith(("ecc.", "config.ecc."))
+             and p not in ("dram.org", "config.dram.org")]
+    df["_panel"] = [", ".join(format_value(p, r[p]) for p in outer) for _, r in df.iterrows()]
+    panels = list(dict.fromkeys(df["_panel"]))
+    variants = list(dict.fromkeys(df.loc[df[ECC_SCHEME_COL] != "none", "_variant"]))
+    if not variants:
+        raise PlotError("ecc: only ecc.scheme none in the results; nothing to compare")
+    traces = d.traces
+    width = 0.8 / len(traces)
+    x = np.arange(len(variants))
+    fig, axes = _figure(len(metrics), len(panels), max(3.0, 0.42 * len(variants) + 1.2), 2.1,
+                        sharex=True)
+    handles = {}
+    missing = 0
+    for pi, panel in enumerate(panels):
+        for mi, (m, label) in enumerate(metrics):
+            ax = axes[mi, pi]
+            for ti, t in enumerate(traces):
+                vals = []
+                for v in variants:
+                    rows = df[(df["_variant"] == v) & (df["_panel"] == panel)
+                              & (df["trace"] == t)]
+                    if rows.empty:
+                        vals.append(np.nan)
+                        continue
+                    k = key[rows.index[0]]
+                    if k not in base.index:
+                        missing += 1
+                        vals.append(np.nan)
+                        continue
+                    ref = base.loc[k, m]
+                    vals.append(100.0 * (rows[m].iloc[0] / ref - 1.0) if ref else np.nan)
+                bars = ax.bar(x + (ti - (len(traces) - 1) / 2) * width, vals, width * 0.92,
+                              color=PALETTE[ti % len(PALETTE)], zorder=2)
+                handles.setdefault(_trace_name(t), bars)
+            ax.axhline(0, color="black", linewidth=0.6, zorder=3)
+            if max((abs(b.get_height()) for b in ax.patches
+                    if np.isfinite(b.get_height())), default=0) > 200:
+                # an overloaded scheme's latency grows by orders of magnitude: keep the
+                # small changes readable (linear within +-10%, logarithmic beyond)
+                ax.set_yscale("symlog", linthresh=10)
+                low = min(b.get_height() for b in ax.patches if np.isfinite(b.get_height()))
+                if low >= 0:
+                    ax.set_ylim(bottom=0)
+            ax.set_ylabel(f"{label}\nvs none (%)")
+            ax.grid(axis="x", visible=False)
+            if mi == 0 and panel:
+                ax.set_title(panel)
+            if mi == len(metrics) - 1:
+                ax.set_xticks(x, variants, rotation=35, ha="right")
+    if missing:
+        warnings.warn(f"ecc: {missing} bars have no ecc.scheme none run with the same "
+                      f"settings to compare against; not drawn", PlotWarning, stacklevel=2)
+    _legend(fig, list(handles.values()), list(handles), title="Trace")
+    _suptitle(fig, "ECC overheads against no ECC", d)
+    return fig
+
+
 _KIND_FUNCS = {"schedulers": _plot_schedulers, "latency-cdf": _plot_latency_cdf,
-               "stalls": _plot_stalls, "sweep": _plot_sweep, "cores": _plot_cores}
+               "stalls": _plot_stalls, "sweep": _plot_sweep, "ecc": _plot_ecc,
+               "cores": _plot_cores}
 
 
 def plot(results_dir, kind: str, out=None, *, metric: str | None = None,

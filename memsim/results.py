@@ -76,6 +76,19 @@ class Result:
     jit_seconds: float = 0.0  # compiling / loading the compiled engine, before the run
     jit_compiled: bool = False  # True if jit_seconds was a compilation (not a cache load)
     cores: dict | None = None  # cores front end: per-core figures (memsim.multicore)
+    # ECC runs: the engine's ECC counters (memsim.engine.ecc.EC_*) and the front end's
+    # (memsim.ecc.Expander.stats); None without an ECC scheme
+    ecc: dict | None = None
+
+    # The engine counts ticks of 1/time_scale DRAM cycle (2 on DUO's half-cycle grid):
+    # ``cycles``, the counters and the histograms are in ticks; the summary in cycles.
+    @property
+    def time_scale(self) -> int:
+        return getattr(self.spec, "time_scale", 1)
+
+    def _cycles(self, ticks):
+        """Ticks -> DRAM cycles (unchanged, an int, on the whole-cycle grid)."""
+        return ticks if self.time_scale == 1 else ticks / self.time_scale
 
     # ------------------------------------------------------------------ metrics
     @property
@@ -90,7 +103,10 @@ class Result:
         """Latency histogram as {latency in cycles: count}, non-empty buckets only."""
         h = self.hist[0 if kind == "read" else 1]
         nz = np.nonzero(h)[0]
-        return dict(zip(_HIST_VALUES[nz].tolist(), h[nz].tolist(), strict=True))
+        values = _HIST_VALUES[nz].tolist()
+        if self.time_scale != 1:
+            values = [self._cycles(v) for v in values]
+        return dict(zip(values, h[nz].tolist(), strict=True))
 
     def latency_hist(self, kind: str = "read") -> pd.Series:
         """Latency histogram (counts indexed by latency in cycles), non-empty buckets."""
@@ -98,7 +114,8 @@ class Result:
 
         h = self.hist[0 if kind == "read" else 1]
         nz = np.nonzero(h)[0]
-        return pd.Series(h[nz], index=pd.Index(_HIST_VALUES[nz], name="latency_cycles"),
+        return pd.Series(h[nz], index=pd.Index(self._cycles(_HIST_VALUES[nz]),
+                                               name="latency_cycles"),
                          name=f"{kind}_count")
 
     def _bank_columns(self) -> dict[str, np.ndarray]:
@@ -149,7 +166,11 @@ class Result:
         return pd.DataFrame(self._rank_columns())
 
     def _energy(self) -> dict:
-        return energy.summarize(self.spec, self.rank_stats, self.cycles)
+        if self.time_scale == 1:
+            return energy.summarize(self.spec, self.rank_stats, self.cycles)
+        rank_stats = self.rank_stats.astype(np.float64)
+        rank_stats[:, core.RS_ACTIVE] /= self.time_scale
+        return energy.summarize(self.spec, rank_stats, self._cycles(self.cycles))
 
     def _latency(self, q: int) -> dict:
         n = int(self.counters[core.C_READS + q])
@@ -171,16 +192,20 @@ class Result:
         cyc["frontend_wait_mean"] = frontend / n
         cyc["queueing_mean"] = (to_first - frontend) / n
         cyc["service_mean"] = (int(self.counters[core.C_LAT_SUM_R + q]) - to_first) / n
+        if self.time_scale != 1:
+            cyc = {k: self._cycles(v) for k, v in cyc.items()}
         return {"ns": {k: round(v * tck, 4) for k, v in cyc.items()}, "cycles": cyc}
 
     def summary(self) -> dict:
         c = self.counters
         spec = self.spec
-        sim_ns = self.cycles * spec.tck_ns
+        cycles = self._cycles(self.cycles)
+        sim_ns = cycles * spec.tck_ns
         bw = {}
         for key, n in (("read", self.reads), ("write", self.writes),
                        ("total", self.reads + self.writes)):
-            bw[key] = n * spec.burst_bytes / sim_ns if sim_ns else 0.0
+            # the data the requests asked for (a lockstep access moves twice that)
+            bw[key] = n * spec.request_bytes / sim_ns if sim_ns else 0.0
         bw["peak"] = spec.peak_bandwidth_gbps
         hits, misses, conflicts = (int(c[core.C_HIT]), int(c[core.C_MISS]),
                                    int(c[core.C_CONFLICT]))
@@ -189,9 +214,9 @@ class Result:
         commands = {name: int(c[core.C_CMD + i]) for i, name in enumerate(COMMANDS)}
         total = self.reads + self.writes
         e = self._energy()
-        return {
+        out = {
             "memsim_version": __version__,
-            "cycles": int(self.cycles),
+            "cycles": int(cycles) if self.time_scale == 1 else cycles,
             "sim_time_ns": sim_ns,
             "tck_ns": spec.tck_ns,
             "requests": {"reads": self.reads, "writes": self.writes, "total": total},
@@ -203,8 +228,8 @@ class Result:
                            "hit_rate": hits / served if served else 0.0,
                            "refresh_reopens": int(c[core.C_REF_REOPEN])},
             "turnaround": {
-                name: {"count": int(c[k]), "idle_cycles": int(c[k + 1]),
-                       "idle_ns": round(int(c[k + 1]) * spec.tck_ns, 4)}
+                name: {"count": int(c[k]), "idle_cycles": self._cycles(int(c[k + 1])),
+                       "idle_ns": round(self._cycles(int(c[k + 1])) * spec.tck_ns, 4)}
                 for name, k in (("read_to_write", core.C_R2W), ("write_to_read", core.C_W2R),
                                 ("rank_switch", core.C_RSW))
             },
@@ -217,6 +242,10 @@ class Result:
             "power_mw": e["power_mw"],
             "energy_pj_per_bit": e["energy_pj_per_bit"],
             "energy_model": e["model"],
+        }
+        if self.ecc is not None:
+            out["ecc"] = self._ecc_summary(sim_ns, e["energy_nj"]["total"])
+        out.update({
             "wall_seconds": self.wall_seconds,
             "requests_per_second": total / self.wall_seconds if self.wall_seconds else 0.0,
             "jit_seconds": self.jit_seconds,
@@ -224,7 +253,47 @@ class Result:
             "trace": dict(self.trace),
             **({"cores": self.cores} if self.cores is not None else {}),
             "config": self.config,
+        })
+        return out
+
+    def _ecc_summary(self, sim_ns: float, energy_nj: float) -> dict:
+        """The ECC scheme's part of the summary: its extra accesses (by kind, with their
+        row-buffer outcomes), the ECC cache, and the bandwidth split into the data the
+        requests asked for, the ECC accesses, and everything the bus moved."""
+        from memsim.engine import ecc as ecc_engine
+
+        spec = self.spec
+        ec = self.ecc.get("engine")
+        ec = np.zeros(ecc_engine.EC_LEN, np.int64) if ec is None else ec
+        extra = {name: int(ec[ecc_engine.EC_SERVED + k]) for k, name in (
+            (ecc_engine.KIND_RMW_READ, "rmw_reads"), (ecc_engine.KIND_ECC_READ, "ecc_reads"),
+            (ecc_engine.KIND_ECC_WRITE, "ecc_writes"))}
+        n_extra = sum(extra.values())
+        users = self.reads + self.writes
+        moved = users + n_extra
+
+        def gbps(n_bytes):
+            return n_bytes / sim_ns if sim_ns else 0.0
+
+        out = {
+            "scheme": spec.ecc.scheme,
+            "extra_accesses": {**extra, "total": n_extra,
+                               "per_request": n_extra / users if users else 0.0},
+            "extra_row_buffer": {"hits": int(ec[ecc_engine.EC_HIT]),
+                                 "misses": int(ec[ecc_engine.EC_MISS]),
+                                 "conflicts": int(ec[ecc_engine.EC_CONFLICT])},
+            "reads_waiting_on_ecc": int(ec[ecc_engine.EC_ECC_LAST]),
+            "bandwidth_gbps": {"useful": gbps(users * spec.request_bytes),
+                               "ecc": gbps(n_extra * spec.burst_bytes),
+                               "moved": gbps(moved * spec.burst_bytes)},
+            "energy_pj_per_useful_bit": (energy_nj * 1e3 / (users * spec.request_bytes * 8)
+                                         if users else float("nan")),
         }
+        cache = self.ecc.get("cache")
+        if cache is not None and spec.ecc.inline_cache_entries:
+            out["cache"] = {k.removeprefix("cache_"): v for k, v in cache.items()
+                            if k != "partial_writes"}
+        return out
 
     def to_frame(self) -> pd.DataFrame:
         """One row, one column per metric (dotted names); config keys as ``config.*``."""
@@ -283,6 +352,10 @@ class Result:
             ("energy nJ", f"total {en['total']:,.1f}  (" + "  ".join(
                 f"{k} {en[k]:,.1f}" for k in energy.PARTS) + f"); {s['power_mw']['average']:,.1f}"
                 f" mW average, {s['energy_pj_per_bit']:.2f} pJ/bit"),
+        ]
+        if "ecc" in s:
+            rows.append(("ecc", _ecc_line(s["ecc"])))
+        rows += [
             ("wall time", f"{s['wall_seconds']:.3f} s ({s['requests_per_second']:,.0f} "
                           f"requests/s); engine "
                           f"{'compiled' if s['jit_compiled'] else 'loaded'} in "
@@ -311,6 +384,19 @@ def _core_rows(cores: dict) -> list[tuple[str, str]]:
                                 f"{cores['harmonic_speedup']:.4f}  max slowdown "
                                 f"{cores['max_slowdown']:.4f}"))
     return rows
+
+
+def _ecc_line(e: dict) -> str:
+    x, bw = e["extra_accesses"], e["bandwidth_gbps"]
+    text = (f"{e['scheme']}: {x['rmw_reads']:,} RMW reads, {x['ecc_reads']:,} ECC reads, "
+            f"{x['ecc_writes']:,} ECC writes; GB/s useful {bw['useful']:.3f}  ECC "
+            f"{bw['ecc']:.3f}  moved {bw['moved']:.3f}")
+    if "cache" in e:
+        c = e["cache"]
+        hits = c["read_hits"] + c["write_hits"]
+        total = hits + c["read_misses"] + c["write_misses"]
+        text += f"; ECC cache hit rate {hits / total if total else 0.0:.3f}"
+    return text
 
 
 def _skipped(trace: dict) -> str:

@@ -20,9 +20,11 @@ from pathlib import Path
 import numpy as np
 
 from memsim import config as config_mod
+from memsim.cmdlog import COLUMNS as LOG_COLUMNS
 from memsim.cmdlog import HEADER as LOG_HEADER  # noqa: F401 - re-exported
-from memsim.cmdlog import CommandLogWriter
+from memsim.cmdlog import KIND_COLUMN, CommandLogWriter
 from memsim.dram import spec as spec_mod
+from memsim.ecc import Expander
 from memsim.engine import Engine
 from memsim.mapping import AddressMapping
 from memsim.progress import progress_bar
@@ -144,9 +146,15 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
     writer = None
     ok = False
     per_bank_rw = np.zeros((spec.banks_per_rank * spec.ranks * spec.channels, 2), np.int64)
+    ecc_on = spec.ecc is not None and spec.ecc.scheme != "none"
     try:
-        writer = CommandLogWriter(cmd_log) if cmd_log is not None else None
+        if cmd_log is not None:
+            columns = LOG_COLUMNS + (KIND_COLUMN,) if ecc_on else LOG_COLUMNS
+            writer = CommandLogWriter(cmd_log, columns, spec.time_scale)
         engine = Engine(cfg, spec, timed=timed, tick=tick, log_sink=writer)
+        # the ECC variant is fed each request's extra accesses right after it
+        expander = Expander(spec.ecc, spec) if engine.ecc_state is not None else None
+        fed = 0  # requests fed so far: the next request's trace index
         t_jit = time.perf_counter()
         compiles = _engine_compile_count(engine.features)
         with _compile_notice(notify, engine.features):
@@ -160,10 +168,19 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
                 arrival = chunk.cycle if ratio == 1.0 else _dram_cycles(chunk, ratio, source)
             else:
                 arrival = chunk.cycle
-            engine.feed(arrival, chunk.is_write, d.bank, d.row, d.column)
-            w = np.asarray(chunk.is_write, bool)
-            per_bank_rw[:, 0] += np.bincount(d.bank[~w], minlength=len(per_bank_rw))
-            per_bank_rw[:, 1] += np.bincount(d.bank[w], minlength=len(per_bank_rw))
+            if expander is None:
+                engine.feed(arrival, chunk.is_write, d.bank, d.row, d.column)
+                w = np.asarray(chunk.is_write, bool)
+                bank = d.bank
+            else:
+                x = expander.expand(fed, arrival, chunk.is_write, d.bank, d.row, d.column)
+                engine.feed(x.arrival, x.is_write, x.bank, x.row, x.column, ids=x.ids)
+                w = x.is_write.astype(bool)
+                bank = x.bank
+            fed += len(chunk)
+            # per bank: every access the bank serves (an ECC scheme's extra ones too)
+            per_bank_rw[:, 0] += np.bincount(bank[~w], minlength=len(per_bank_rw))
+            per_bank_rw[:, 1] += np.bincount(bank[w], minlength=len(per_bank_rw))
             if progress is not None:
                 progress(len(chunk))
         engine.finish()
@@ -172,13 +189,19 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
         if writer is not None:
             writer.close(ok)
     wall = time.perf_counter() - t0
+    ecc_stats = None
+    if ecc_on:
+        ecc_stats = {"engine": None if engine.ecc_state is None
+                     else engine.ecc_state.counters.copy(),
+                     "cache": None if expander is None else dict(
+                         expander.stats, dirty_at_end=expander.dirty_entries())}
     return Result(config=config_mod.export(cfg), spec=spec,
                   counters=engine.S.counters.copy(), hist=engine.S.hist.copy(),
                   bank_stats=np.hstack([per_bank_rw, engine.S.bank_stats]),
                   rank_stats=engine.rank_activity(),
                   cycles=engine.final_cycle, wall_seconds=wall,
                   jit_seconds=t0 - t_jit, jit_compiled=compiled,
-                  trace=dict(trace_info or {}))
+                  trace=dict(trace_info or {}), ecc=ecc_stats)
 
 
 # Arrival cycles must stay well inside int64 (the engine adds latencies to them).

@@ -45,8 +45,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memsim import __version__
-from memsim import config as config_mod
+if os.environ.get("MEMSIM_SWEEP_WARM_FORKSERVER") == "1":
+    # We are a sweep's forkserver (see _WARM_ENV below). Ctrl-C is for the coordinating
+    # process: ignore it before the imports below, which take a while.
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+from memsim import __version__  # noqa: E402
+from memsim import config as config_mod  # noqa: E402
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -654,22 +661,45 @@ def _require_dask() -> None:
 
 def _start_pool(workers: int):
     import multiprocessing
+    import signal
+    import threading
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
+    from multiprocessing import resource_tracker
 
     # forkserver: workers fork from a clean, single-threaded server process that has
     # memsim imported, never from this (possibly multi-threaded) process.
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["memsim.sweep"])
+    # Ctrl-C is held back until the pool is up (start-up takes the forkserver's engine
+    # load, about a second): a worker whose fork was requested before this process
+    # left would find the pool's semaphores gone and print a traceback. SIGINT is
+    # blocked, not just handled, so that the forkserver this starts inherits the mask
+    # and cannot be interrupted during Python's own start-up either; it then ignores
+    # SIGINT for good (top of this module), as do the workers it forks.
+    interrupted = []
+    held = threading.current_thread() is threading.main_thread()
+    if held:
+        # The resource tracker blocks and then unblocks SIGINT while it starts itself,
+        # which would undo the block below: start it first.
+        resource_tracker.ensure_running()
+        old_handler = signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     old = os.environ.get(_WARM_ENV)
     os.environ[_WARM_ENV] = "1"
     try:
         ex = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
                                  initializer=_ignore_sigint)
         try:
-            ex.submit(int).result()  # start the forkserver and the workers now
-        except BrokenProcessPool:
+            # Start every worker now, not one per submit while runs are under way
+            # (Ctrl-C could then meet a worker half-started). Each task sleeps so that
+            # no worker is idle when the next submit asks, and each submit forks one.
+            for f in [ex.submit(time.sleep, 0.2) for _ in range(workers)]:
+                f.result()
+        except (BrokenProcessPool, EOFError, OSError):
             ex.shutdown(wait=False, cancel_futures=True)
+            if interrupted:  # Ctrl-C reached the forkserver while it started
+                raise KeyboardInterrupt from None
             raise RuntimeError(
                 "sweep: worker processes failed to start. A script that calls run_sweep "
                 "with jobs > 1 must guard its top level with if __name__ == '__main__': "
@@ -679,6 +709,13 @@ def _start_pool(workers: int):
             os.environ.pop(_WARM_ENV, None)
         else:
             os.environ[_WARM_ENV] = old
+        if held:
+            # unblocking runs the handler for a Ctrl-C that arrived meanwhile
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+            signal.signal(signal.SIGINT, old_handler)
+    if interrupted:
+        ex.shutdown(wait=True, cancel_futures=True)
+        raise KeyboardInterrupt
     return ex
 
 
@@ -903,7 +940,6 @@ def cmd_sweep(args) -> int:
 
 
 if os.environ.pop(_WARM_ENV, None) == "1":  # we are a sweep's forkserver, preloading
-    # Ctrl-C is for the coordinating process; the forkserver ignores it from here on,
-    # and the workers it forks inherit that.
-    _ignore_sigint()
+    # The forkserver ignores Ctrl-C (set at the top of this module), and the workers
+    # it forks inherit that; they start with the engine already loaded.
     warm_up(None)

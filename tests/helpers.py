@@ -30,6 +30,9 @@ TIMINGS_2400 = dict(CL=CL, tRCD=tRCD, tRP=tRP, tRAS=tRAS, tRC=tRC, CWL=CWL, tCCD
                     tRTRS=tRTRS)
 
 PRESETS = ("ddr4_2400_x8_1ch1r", "ddr4_3200_x8_2ch2r")
+# presets with an ECC scheme (tests/test_ecc.py runs them)
+ECC_PRESETS = ("ddr4_2400_x4_1ch1r_chipkill", "ddr4_2400_x8_1ch1r_secded",
+               "ddr4_3200_x8_2ch2r_lockstep")
 SCHEDULERS = ("fcfs", "frfcfs", "frfcfs_cap")
 PAGE_POLICIES = ("open", "closed", "timeout")
 NO_REFRESH = ("dram.refresh=false",)
@@ -56,7 +59,11 @@ def addresses(mapping: AddressMapping, fields) -> np.ndarray:
 
 
 def read_log(path) -> pd.DataFrame:
-    return pd.read_csv(path, dtype=LOG_DTYPES)
+    """A command log; its cycles are int64, or float64 on DUO's half-cycle grid (12.5)."""
+    with open(path) as f:
+        half_cycles = "." in f.readline() + f.readline()
+    dtypes = dict(LOG_DTYPES, cycle="float64") if half_cycles else LOG_DTYPES
+    return pd.read_csv(path, dtype=dtypes)
 
 
 def run_logged(tmp_path, addr, is_write=None, cycle=None, cfg=None, overrides=(),
@@ -102,7 +109,8 @@ def violations(path, cfg=None, overrides=()):
     """Protocol-checker violations of a command log under the given config."""
     c, spec, _ = resolve(cfg, overrides)
     return check.check_file(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
-                            spec.banks_per_group, refresh=c.dram.refresh)
+                            spec.banks_per_group, refresh=c.dram.refresh,
+                            interface=spec.ecc.checker(spec.timings))
 
 
 # ---------------------------------------------------------------- synthetic traces

@@ -46,7 +46,7 @@ def test_config_file_that_is_not_a_mapping(tmp_path, text, shape):
     proc = memsim("run", EXAMPLE, "-c", p)
     assert proc.returncode == 2
     assert proc.stderr == (f"memsim: error: {p}: expected a mapping at the top level "
-                           f"(sections dram, controller, mapping, frontend, name), got "
+                           f"(sections dram, controller, mapping, frontend, ecc, name), got "
                            f"{shape}\n")
 
 
@@ -339,8 +339,8 @@ def test_ctrl_c_during_a_sweep_is_quiet_and_resumable(tmp_path):
     spec.write_text(yaml.safe_dump({"traces": traces,
                                     "grid": {"controller.scheduler": ["fcfs", "frfcfs"]}}))
     out = tmp_path / "out"
-    # early: while the worker pool's forkserver loads the engine; later: runs under way
-    for delay in (0.8, 2.0):
+    # while the forkserver imports memsim, while it loads the engine, runs under way
+    for delay in (0.2, 0.8, 2.0):
         proc = subprocess.Popen([sys.executable, "-m", "memsim", "sweep", str(spec), "-o",
                                  str(out), "-j", "2"], cwd=ROOT, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, start_new_session=True)

@@ -129,6 +129,42 @@ CONSTRAINTS = (
     ("rank", _WR, _RD, "CWL + tBL + tRTRS - CL", 1, True),
     # --- channel: one command per cycle on the command bus ---
     ("channel", COMMANDS, COMMANDS, "1", 1, False),
+    # --- channel: data bursts never overlap on the data bus. With BL8 everywhere the
+    # rank and other-rank rows above already imply these; they bind when a burst is
+    # longer than tCCD_S (write CRC's 10-beat writes, DUO's 9-beat bursts: memsim/ecc.py)
+    ("channel", _RD, _RD, "tBL", 1, False),
+    ("channel", _WR, _WR, "tBL", 1, False),
+    ("channel", _RD, _WR, "CL + tBL - CWL", 1, False),
+    ("channel", _WR, _RD, "CWL + tBL - CL", 1, False),
+)
+
+
+# --------------------------------------------------------------------------------------
+# Interface protection and ECC (memsim/ecc.py applies these to the device spec)
+# --------------------------------------------------------------------------------------
+
+# CA parity latency PL in cycles (the mode-register value per speed bin, Micron DDR4
+# datasheets' "CA Parity Timing" table): with parity on, read latency is CL + PL and
+# write latency CWL + PL.
+PARITY_LATENCY = {"DDR4_1600K": 4, "DDR4_1866M": 4, "DDR4_2133P": 4, "DDR4_2400R": 5,
+                  "DDR4_2666U": 5, "DDR4_2933Y": 6, "DDR4_3200AA": 6}
+
+# Write CRC: two CRC beats after the eight data beats (BL10 on the data bus).
+WRITE_CRC_BEATS = 2
+
+# Write CRC with data mask: tWR, tWTR_S and tWTR_L are replaced by tWR_CRC_DM,
+# tWTR_S_CRC_DM and tWTR_L_CRC_DM = the timing + max(nCK, ns) (Micron 4Gb DDR4 datasheet
+# MT40A1G4, AC timing table, with a 1tCK write preamble; with a 2tCK preamble the nCK
+# term is 5).
+WRITE_CRC_DM_ADDER = dict(nck=4, ns=3.75)
+WRITE_CRC_DM_TIMINGS = ("tWR", "tWTR_S", "tWTR_L")
+
+# On-die ECC over codewords wider than one device's burst: a write is an internal
+# read-modify-write. tRMW (memsim/ecc.py, a parameter) lengthens the write's hold on its
+# bank (tWR) and bank group (tWTR_L), and a write to the same bank group waits for it:
+ONDIE_RMW_TIMINGS = ("tWR", "tWTR_L")
+ONDIE_CONSTRAINTS = (
+    ("bankgroup", _WR, _WR, "tCCD_L + tRMW", 1, False),
 )
 
 

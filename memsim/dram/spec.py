@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memsim import ecc as ecc_mod
 from memsim.dram import ddr4
 
 STANDARDS = {"DDR4": ddr4}
@@ -60,6 +61,13 @@ class DeviceSpec:
     window_next: np.ndarray
     window_size: np.ndarray  # W: at most W ``prev`` commands in any ``window_latency``
     window_latency: np.ndarray
+    # The ECC scheme's interface (memsim.ecc.Interface). ``time_scale``: engine ticks per
+    # DRAM cycle; burst_cycles, data_delay and the constraint tables are in ticks (2 for
+    # DUO's 4.5-cycle bursts), ``timings`` stay in cycles. ``request_bytes``: the data
+    # one request wants (``burst_bytes`` is what one access moves: 128 B in lockstep).
+    ecc: ecc_mod.Interface | None = None
+    time_scale: int = 1
+    request_bytes: int = ddr4.BURST_BYTES
 
     @property
     def banks_per_rank(self) -> int:
@@ -77,6 +85,11 @@ class DeviceSpec:
     def capacity_bytes(self) -> int:
         return self.channels * self.ranks * self.rank_bytes
 
+    def data_cycles(self, cmd: int) -> int | float:
+        """Data-bus cycles of command ``cmd``'s burst (a half cycle with DUO)."""
+        ticks = int(self.burst_cycles[cmd])
+        return ticks if self.time_scale == 1 else ticks / self.time_scale
+
     @property
     def peak_bandwidth_gbps(self) -> float:
         """All channels streaming back-to-back bursts, in GB/s (1e9 bytes/s)."""
@@ -84,35 +97,53 @@ class DeviceSpec:
         return self.channels * self.burst_bytes / (cycles * self.tck_ns)
 
 
-def _eval_latency(expr: str, timings: dict) -> int:
+def _eval_latency(expr: str, timings: dict, scale: int = 1) -> int:
+    """An expression of the table, in engine ticks (cycles x ``scale``)."""
     value = eval(expr, {"__builtins__": {}}, dict(timings))  # noqa: S307 - our own table
+    value *= scale
+    if value != int(value):
+        raise ValueError(f"constraint {expr!r} = {value / scale} cycles: not a whole number "
+                         f"of engine ticks")
     return int(value)
 
 
 def build(cfg) -> DeviceSpec:
-    """Resolve ``cfg.dram`` into a :class:`DeviceSpec`."""
+    """Resolve ``cfg.dram`` and ``cfg.ecc`` into a :class:`DeviceSpec`."""
     d = cfg.dram
     std = STANDARDS[d.standard]
     org = std.ORGANISATIONS[d.org]
     timings = std.resolve_timings(d.speed, d.org, d.density_gbit, d.timing)
+    iface = ecc_mod.interface(cfg, timings)
+    # the ECC scheme's timings: read / write latency adders, tWR_CRC_DM, on-die RMW...
+    eff = iface.effective_timings(timings)
+    scale = iface.time_scale
+
+    def ticks(cycles) -> int:
+        value = cycles * scale
+        if value != int(value):
+            raise ValueError(f"{cycles} cycles is not a whole number of engine ticks")
+        return int(value)
 
     burst_cycles = np.zeros(N_CMD, np.int64)
     data_delay = np.zeros(N_CMD, np.int64)
+    burst = {}  # command -> burst in cycles (a half cycle with DUO)
     for c in (RD, RDA):
-        burst_cycles[c], data_delay[c] = timings["tBL"], timings["CL"]
+        burst[c] = iface.burst_cycles(timings["tBL"], write=False)
+        burst_cycles[c], data_delay[c] = ticks(burst[c]), ticks(eff["CL"])
     for c in (WR, WRA):
-        burst_cycles[c], data_delay[c] = timings["tBL"], timings["CWL"]
+        burst[c] = iface.burst_cycles(timings["tBL"], write=True)
+        burst_cycles[c], data_delay[c] = ticks(burst[c]), ticks(eff["CWL"])
 
     latency = np.full((N_CMD, N_SCOPES, N_CMD), NO_CONSTRAINT, np.int64)
     windows = []  # (prev, scope, next, size, latency)
-    for level, prevs, nexts, expr, window, other in std.CONSTRAINTS:
+    for level, prevs, nexts, expr, window, other in std.CONSTRAINTS + iface.extra_constraints():
         scope = SCOPE_OTHER_RANK if other else LEVEL[level]
         if window > 1 and len(nexts) != 1:
             raise ValueError(f"constraint {expr!r}: a windowed rule must name one next command")
         for p in prevs:
             # tBL in an expression is the burst of the *previous* command
-            t = dict(timings, tBL=int(burst_cycles[CMD[p]]) or timings["tBL"])
-            lat = _eval_latency(expr, t)
+            t = dict(eff, tBL=burst.get(CMD[p], timings["tBL"]))
+            lat = _eval_latency(expr, t, scale)
             for n in nexts:
                 if window > 1:
                     windows.append((CMD[p], scope, CMD[n], window, lat))
@@ -121,18 +152,21 @@ def build(cfg) -> DeviceSpec:
                     latency[cell] = max(latency[cell], lat)
     _check_column_symmetry(latency)
     w = np.array(windows, np.int64).reshape(-1, 5)
+    lockstep = 2 if iface.lockstep else 1  # two channels act as one, twice as wide
     return DeviceSpec(
         standard=d.standard, speed=d.speed, org=d.org, density_gbit=d.density_gbit,
-        channels=d.channels, ranks=d.ranks, bankgroups=org["bankgroups"],
+        channels=d.channels // lockstep, ranks=d.ranks, bankgroups=org["bankgroups"],
         banks_per_group=org["banks_per_group"], rows=org["rows"][d.density_gbit],
         columns=org["columns"], device_width=org["width"],
-        chips_per_rank=std.CHANNEL_WIDTH_BITS // org["width"], timings=timings,
+        chips_per_rank=iface.chips_per_rank, timings=timings,
         power=std.resolve_power(d.speed, d.org, d.density_gbit, d.power),
         tck_ns=std.tck_ns(timings),
-        burst_bytes=std.BURST_BYTES, burst_cycles=burst_cycles, data_delay=data_delay,
+        burst_bytes=std.BURST_BYTES * lockstep, burst_cycles=burst_cycles,
+        data_delay=data_delay,
         latency=latency, window_prev=w[:, 0].copy(), window_scope=w[:, 1].copy(),
         window_next=w[:, 2].copy(), window_size=w[:, 3].copy(),
-        window_latency=w[:, 4].copy(),
+        window_latency=w[:, 4].copy(), ecc=iface, time_scale=scale,
+        request_bytes=std.BURST_BYTES,
     )
 
 

@@ -11,9 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memsim import ecc as ecc_mod
 from memsim.dram import spec as spec_mod
 from memsim.engine import core
 from memsim.engine import cores as cores_mod
+from memsim.engine import ecc as ecc_engine
 from memsim.engine import step as step_mod
 
 SCHEDULERS = {
@@ -30,6 +32,11 @@ PAGE_POLICIES = {
 
 assert {n: i for i, n in enumerate(("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF"))} \
     == spec_mod.CMD, "command ids out of sync between memsim.dram.spec and the engine"
+assert (ecc_engine.KIND_MASK, ecc_engine.FLAG_PARK, ecc_engine.FLAG_PAIR, ecc_engine.ID_SHIFT,
+        ecc_engine.KIND_RMW_READ, ecc_engine.KIND_ECC_READ, ecc_engine.KIND_ECC_WRITE) == (
+    ecc_mod.KIND_MASK, ecc_mod.FLAG_PARK, ecc_mod.FLAG_PAIR, ecc_mod.ID_SHIFT,
+    ecc_mod.KIND_RMW_READ, ecc_mod.KIND_ECC_READ, ecc_mod.KIND_ECC_WRITE), \
+    "request-id layout out of sync between memsim.ecc and memsim.engine.ecc"
 
 
 @dataclass
@@ -116,7 +123,10 @@ class Engine:
         P[core.P_NCH], P[core.P_NRANK], P[core.P_NBG], P[core.P_NBA] = nch, nr, nbg, nba
         P[core.P_SCHED] = SCHEDULERS[c.scheduler]
         P[core.P_POLICY] = PAGE_POLICIES[c.page_policy]
-        P[core.P_TIMEOUT] = c.page_timeout_cycles
+        # the engine counts ticks: DRAM cycles x spec.time_scale (2 on DUO's half-cycle grid)
+        scale = spec.time_scale
+        self.time_scale = scale
+        P[core.P_TIMEOUT] = c.page_timeout_cycles * scale
         P[core.P_CAP] = c.row_hit_cap
         P[core.P_RQ_CAP], P[core.P_WQ_CAP] = c.read_queue, c.write_queue
         P[core.P_WM_HI] = max(1, math.ceil(c.write_high_watermark * c.write_queue))
@@ -124,8 +134,8 @@ class Engine:
         P[core.P_TIMED] = int(timed or cores is not None)
         P[core.P_MAX_OUT] = max_out
         P[core.P_REFRESH] = int(cfg.dram.refresh)
-        P[core.P_TREFI] = spec.timings["tREFI"]
-        P[core.P_TRFC] = spec.timings["tRFC"]
+        P[core.P_TREFI] = spec.timings["tREFI"] * scale
+        P[core.P_TRFC] = spec.timings["tRFC"] * scale
         P[core.P_TICK] = int(tick)
         P[core.P_LOG] = int(log_sink is not None)
         P[core.P_QMASK] = qmax - 1
@@ -165,7 +175,7 @@ class Engine:
             ready_hit=np.zeros(nb, i64),
             ready_other=np.zeros(nb, i64),
             # the first refresh of every rank falls due one tREFI into the run
-            ref_due=np.full(nch * nr, spec.timings["tREFI"], i64),
+            ref_due=np.full(nch * nr, spec.timings["tREFI"] * scale, i64),
             ref_pending=np.zeros(nch * nr, i64),
             q_id=np.zeros((2, nch, qmax), i64),
             q_arr=np.zeros((2, nch, qmax), i64),
@@ -196,27 +206,65 @@ class Engine:
         # the compiled loop variant and its mechanisms' state (none in plain DDR4: every
         # slot of X is a placeholder)
         self.features = core.F_NONE
-        X = [np.zeros(1, i64) for _ in range(core.X_LEN)]
+        self.X = tuple(np.zeros(1, i64) for _ in range(core.X_LEN))
         if cores is not None:
             self.features |= core.F_CORES
-            X[core.X_CORES] = _cores_state(cores, tick, nb, nch)
+            self._set_x(core.X_CORES, _cores_state(cores, tick, nb, nch))
         if step:
             self.features |= core.F_STEP
-            X[core.X_STEP] = step_mod.Step(
+            self._set_x(core.X_STEP, step_mod.Step(
                 ctl=np.zeros(step_mod.ST_LEN, i64), comp_id=np.zeros(step_capacity, i64),
-                comp_end=np.zeros(step_capacity, i64))
-        self.X = tuple(X)
+                comp_end=np.zeros(step_capacity, i64)))
+        # ECC: the command log gets a kind column; the engine's ECC variant when accesses
+        # must be told apart (extra accesses, a decode latency at the controller)
+        iface = spec.ecc
+        self._log_kinds = iface is not None and iface.scheme != "none"
+        if iface is not None and iface.needs_engine:
+            if cores is not None or step:
+                raise ValueError(
+                    f"ecc.scheme: {iface.scheme!r} adds accesses in the engine, which the "
+                    f"cores front end and the SimPy front door do not support yet")
+            self.features |= core.F_ECC
+            self._set_x(core.X_ECC, ecc_engine.EccState(
+                ids=np.zeros(0, i64),
+                params=np.array([iface.controller_decode_cycles * scale], i64),
+                counters=np.zeros(ecc_engine.EC_LEN, i64),
+                park_id=np.zeros((nch, c.write_queue), i64),
+                park_arr=np.zeros((nch, c.write_queue), i64),
+                park_bank=np.zeros((nch, c.write_queue), i64),
+                park_row=np.zeros((nch, c.write_queue), i64),
+                park_col=np.zeros((nch, c.write_queue), i64),
+                n_park=np.zeros(nch, i64),
+                pair_key=np.zeros((nch, c.read_queue), i64),
+                pair_end=np.zeros((nch, c.read_queue), i64),
+                pair_arr=np.zeros((nch, c.read_queue), i64),
+                n_pair=np.zeros(nch, i64)))
         self.loop = core.loop(self.features)
         self._entry = None
         self.requests_fed = 0
         self.done = False
 
-    def feed(self, arrival, is_write, bank, row, column, final: bool = False) -> None:
-        """Run the loop over one chunk of decoded requests (int64 arrays)."""
+    def _set_x(self, slot: int, state) -> None:
+        self.X = self.X[:slot] + (state,) + self.X[slot + 1:]
+
+    @property
+    def ecc_state(self):
+        """The ECC variant's state (memsim.engine.ecc.EccState), or None."""
+        return self.X[core.X_ECC] if self.features & core.F_ECC else None
+
+    def feed(self, arrival, is_write, bank, row, column, final: bool = False,
+             ids=None) -> None:
+        """Run the loop over one chunk of decoded requests (int64 arrays; arrivals in DRAM
+        cycles). ``ids``: the ECC variant's request ids (memsim.ecc.Expander)."""
         if self.done:
             raise RuntimeError("engine already finished")
         S, F = self.S, self.S.F
         F[core.F_IDX] = 0
+        if self.features & core.F_ECC:
+            self._set_x(core.X_ECC, self.X[core.X_ECC]._replace(
+                ids=np.ascontiguousarray(ids, np.int64)))
+        if self.time_scale != 1 and self.timed:
+            arrival = np.asarray(arrival, np.int64) * self.time_scale
         args = (np.ascontiguousarray(arrival, np.int64), np.ascontiguousarray(is_write, np.int64),
                 np.ascontiguousarray(bank, np.int64), np.ascontiguousarray(row, np.int64),
                 np.ascontiguousarray(column, np.int64))
@@ -288,12 +336,15 @@ class Engine:
     def finish(self) -> None:
         """Serve everything still queued."""
         empty = np.zeros(0, np.int64)
-        self.feed(empty, empty, empty, empty, empty, final=True)
+        self.feed(empty, empty, empty, empty, empty, final=True, ids=empty)
 
     def _flush_log(self) -> None:
         n = int(self.S.F[core.F_LOG_LEN])
         if n and self.log_sink is not None:
-            self.log_sink(self.S.log[:n].copy())
+            block = self.S.log[:n].copy()
+            if self._log_kinds:
+                block = ecc_mod.decode_log(block, bool(self.features & core.F_ECC))
+            self.log_sink(block)
         self.S.F[core.F_LOG_LEN] = 0
 
     @property

@@ -371,6 +371,8 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
     rk = S.rank_of[b]
     cmd = WR if q == 1 else RD
     auto = P[P_POLICY] == PAGE_CLOSED and S.hits_pending[0, b] + S.hits_pending[1, b] == 1
+    if features & F_ECC and auto:  # a partial write's read keeps the row for the write
+        auto = ecc_engine.may_close_row(S, q, ch, i)
     if auto:
         cmd = WRA if q == 1 else RDA
     _apply_constraints(P, T, S, cmd, b, t)
@@ -382,13 +384,17 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
     if cat == CAT_NONE:
         cat = CAT_HIT
         first = t
-    # the totals are also the sums of bank_stats; dropping them (or folding the refresh
-    # check below into _refresh) measured ~6% slower, from code layout of the inlined loop
-    S.counters[C_HIT + cat] += 1
-    S.bank_stats[b, BS_HITS + cat] += 1
-    # arrival to the first command issued on the request's behalf (the front-end wait
-    # for a full queue, C_FE_SUM, is subtracted when the summary is made)
-    S.counters[C_QUEUE_SUM_R + q] += first - S.q_arr[q, ch, i]
+    if features & F_ECC:  # ECC accesses count apart from the user's requests
+        ecc_engine.row_stats(S, X[X_ECC], q, ch, i, b, cat, first)
+    else:
+        # the totals are also the sums of bank_stats; dropping them (or folding the
+        # refresh check below into _refresh) measured ~6% slower, from code layout of
+        # the inlined loop
+        S.counters[C_HIT + cat] += 1
+        S.bank_stats[b, BS_HITS + cat] += 1
+        # arrival to the first command issued on the request's behalf (the front-end
+        # wait for a full queue, C_FE_SUM, is subtracted when the summary is made)
+        S.counters[C_QUEUE_SUM_R + q] += first - S.q_arr[q, ch, i]
     if S.owner_id[b] == S.q_id[q, ch, i]:
         _release_owner(S, b)
     if auto:
@@ -410,18 +416,21 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
     S.last_end[ch] = end
     S.counters[C_BUSY] += T.burst_cycles[cmd]
 
-    lat = end - S.q_arr[q, ch, i]
-    S.counters[C_READS + q] += 1
-    S.counters[C_LAT_SUM_R + q] += lat
-    if lat > S.counters[C_LAT_MAX_R + q]:
-        S.counters[C_LAT_MAX_R + q] = lat
-    S.hist[q, hist_index(lat)] += 1
-    if end > S.F[F_FINAL_CYCLE]:
-        S.F[F_FINAL_CYCLE] = end
-    if P[P_TIMED] == 0:
-        _heap_push(S, end)
+    if features & F_ECC:  # latency and completion: the user's requests only
+        ecc_engine.served(P, S, X[X_ECC], t, q, ch, i, end)
+    else:
+        lat = end - S.q_arr[q, ch, i]
+        S.counters[C_READS + q] += 1
+        S.counters[C_LAT_SUM_R + q] += lat
+        if lat > S.counters[C_LAT_MAX_R + q]:
+            S.counters[C_LAT_MAX_R + q] = lat
+        S.hist[q, hist_index(lat)] += 1
+        if end > S.F[F_FINAL_CYCLE]:
+            S.F[F_FINAL_CYCLE] = end
+        if P[P_TIMED] == 0:
+            _heap_push(S, end)
     if features & F_CORES:
-        cores_complete(X[X_CORES], S.q_id[q, ch, i], q, ch, b, end, lat)
+        cores_complete(X[X_CORES], S.q_id[q, ch, i], q, ch, b, end, end - S.q_arr[q, ch, i])
     if features & F_STEP:
         step_complete(X[X_STEP], S.q_id[q, ch, i], end)
 
@@ -821,7 +830,8 @@ F_SUBBANK = 1  # sub-banks / sub-arrays below the bank (ERUCA, SALP, MASA)
 F_NDA = 2  # near-data accelerators: a second command source per rank
 F_CORES = 4  # closed-loop cores as the front end
 F_STEP = 8  # run to a given cycle and report completions (the SimPy front door)
-X_SUBBANK, X_NDA, X_CORES, X_STEP, X_LEN = range(5)
+F_ECC = 16  # accesses of several kinds: ECC extra accesses, decode latency (engine/ecc.py)
+X_SUBBANK, X_NDA, X_CORES, X_STEP, X_ECC, X_LEN = range(6)
 
 
 def _helper_sources_stamp() -> int:
@@ -885,6 +895,14 @@ def make_loop(features: int):
                         break
                 elif F[F_OUTSTANDING] >= P[P_MAX_OUT]:
                     break
+                if features & F_ECC:  # a request enters with its extra accesses
+                    used = ecc_engine.admit(P, S, X[X_ECC], t, idx, n, arrival, is_write,
+                                            bank, row, col, timed_int)
+                    if used == 0:
+                        blocked_full = True
+                        break
+                    idx += used
+                    continue
                 b = bank[idx]
                 ch = S.node_ch[b]  # channel of the bank (no integer division)
                 q = 1 if is_write[idx] else 0
@@ -978,8 +996,9 @@ def loop(features: int = F_NONE):
     return _LOOPS[features]
 
 
-# The mechanisms' compiled helpers (their modules import this one's constants, so they
-# come last).
+# Mechanism modules: their compiled helpers are inlined at the hooks above (imported
+# last: they read this module's constants).
+from memsim.engine import ecc as ecc_engine  # noqa: E402
 from memsim.engine.cores import (  # noqa: E402
     cores_complete,
     cores_drain_done,
