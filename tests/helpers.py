@@ -33,6 +33,8 @@ PRESETS = ("ddr4_2400_x8_1ch1r", "ddr4_3200_x8_2ch2r")
 # presets with an ECC scheme (tests/test_ecc.py runs them)
 ECC_PRESETS = ("ddr4_2400_x4_1ch1r_chipkill", "ddr4_2400_x8_1ch1r_secded",
                "ddr4_3200_x8_2ch2r_lockstep")
+# presets of the cores front end (tests/test_cores.py runs them)
+CORES_PRESETS = ("ddr4_2400_x8_1ch1r_4cores",)
 SCHEDULERS = ("fcfs", "frfcfs", "frfcfs_cap")
 PAGE_POLICIES = ("open", "closed", "timeout")
 NO_REFRESH = ("dram.refresh=false",)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from helpers import ECC_PRESETS, PRESETS
+from helpers import CORES_PRESETS, ECC_PRESETS, PRESETS
 
 from memsim import __version__
 from memsim.sim import run
@@ -206,7 +206,7 @@ def test_config_show_applies_overrides():
 def test_config_list_lists_the_presets():
     proc = memsim("config", "list")
     assert proc.returncode == 0
-    assert proc.stdout.split() == sorted(PRESETS + ECC_PRESETS)
+    assert proc.stdout.split() == sorted(PRESETS + ECC_PRESETS + CORES_PRESETS)
 
 
 def test_version():

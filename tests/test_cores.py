@@ -429,3 +429,18 @@ def test_a_core_flooding_stores_cannot_starve_anothers_loads(tmp_path):
         n = n + 1 if c == "WR" else 0
         runs.append(n)
     assert max(runs) == 6
+
+
+def test_the_cores_preset_runs_its_shipped_workload(monkeypatch):
+    # (its trace paths are relative to the repository root, as the README runs it)
+    from pathlib import Path
+
+    from helpers import CORES_PRESETS
+
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)
+    r = multicore.run_cores(None, CORES_PRESETS[0], ["core.instructions=3000"], alone=True,
+                            notify=False)
+    c = r.cores
+    assert c["count"] == 4
+    assert [c[f"core{j}"]["instructions"] for j in range(4)] == [3000] * 4
+    assert 0 < c["weighted_speedup"] <= 4 and c["max_slowdown"] >= 1
