@@ -46,7 +46,7 @@ def test_config_file_that_is_not_a_mapping(tmp_path, text, shape):
     proc = memsim("run", EXAMPLE, "-c", p)
     assert proc.returncode == 2
     assert proc.stderr == (f"memsim: error: {p}: expected a mapping at the top level "
-                           f"(sections dram, controller, mapping, frontend, ecc, name), got "
+                           f"(sections dram, controller, mapping, frontend, core, ecc, name), got "
                            f"{shape}\n")
 
 
