@@ -275,7 +275,10 @@ class Engine:
                                     final)
             self._flush_log()
             if status == core.PAUSED and final:
-                self.X[core.X_STEP].ctl[step_mod.ST_N] = 0  # completions not wanted
+                # completions are not wanted any more; each one pulled the stop forward
+                ctl = self.X[core.X_STEP].ctl
+                ctl[step_mod.ST_N] = 0
+                ctl[step_mod.ST_STOP] = core.INF
                 continue
             if status != core.LOG_FULL:
                 break
