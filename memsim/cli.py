@@ -46,9 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="replay a trace and report bandwidth, latency, stalls",
                          description="Replay a trace through the configured memory system.")
-    run.add_argument("trace", metavar="TRACE",
+    run.add_argument("trace", metavar="TRACE", nargs="*",
                      help="trace file (format detected from the content); - reads standard "
-                          "input")
+                          "input. With frontend.mode=cores: one trace per core (default: "
+                          "frontend.cores)")
     _add_config_args(run)
     run.add_argument("--format", choices=FORMATS, metavar="FMT",
                      help=f"trace format: {', '.join(FORMATS)} (default: detected)")
@@ -65,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="wrap addresses beyond the capacity instead of stopping")
     run.add_argument("--tick", action="store_true",
                      help="advance one cycle at a time (reference mode; same results, slower)")
+    run.add_argument("--alone", action="store_true",
+                     help="cores mode: also run each core alone, for its slowdown and the "
+                          "weighted and harmonic speedups")
     run.add_argument("--quiet", "-q", action="store_true",
                      help="print nothing but errors: no summary, no progress bar, no "
                           "compile notice")
@@ -108,8 +112,24 @@ def cmd_run(args) -> int:
     from memsim import sim
 
     cfg = config_mod.load(args.config, args.param)
-    inputs = [args.trace] + ([args.config] if args.config and Path(args.config).is_file()
-                             else [])
+    cores = cfg.frontend.mode == "cores"
+    if cores:
+        if not args.trace and not cfg.frontend.cores:
+            raise config_mod.ConfigError("frontend.cores: no traces; give one trace per core "
+                                         "(memsim run T0 T1 ... or -p frontend.cores=[...])")
+        if "-" in args.trace:
+            raise config_mod.ConfigError("frontend.mode: cores reads its traces from files, "
+                                         "not standard input")
+    else:
+        if len(args.trace) != 1:
+            raise config_mod.ConfigError(
+                f"{len(args.trace)} traces given: one trace is replayed, several need "
+                f"frontend.mode=cores (one trace per core)")
+        if args.alone:
+            raise config_mod.ConfigError("--alone: needs frontend.mode=cores")
+    traces = args.trace or list(cfg.frontend.cores)
+    inputs = traces + ([args.config] if args.config and Path(args.config).is_file()
+                       else [])
     refuse_inputs([("--json", args.json), ("--csv", args.csv), ("--cmd-log", args.cmd_log)],
                   inputs)
     cmd_log = args.cmd_log
@@ -118,9 +138,18 @@ def cmd_run(args) -> int:
         tmpdir = tempfile.TemporaryDirectory(prefix="memsim-")
         cmd_log = str(Path(tmpdir.name) / "commands.csv")
     try:
-        result = sim.run(args.trace, cfg, fmt=args.format, skip_bad_lines=args.skip_bad_lines,
-                         wrap_addresses=args.wrap_addresses, tick=args.tick, cmd_log=cmd_log,
-                         progress=False if args.quiet else None)
+        if cores:
+            from memsim import multicore
+
+            result = multicore.run_cores(
+                args.trace or None, cfg, fmt=args.format, alone=args.alone,
+                skip_bad_lines=args.skip_bad_lines, wrap_addresses=args.wrap_addresses,
+                tick=args.tick, cmd_log=cmd_log, notify=not args.quiet)
+        else:
+            result = sim.run(args.trace[0], cfg, fmt=args.format,
+                             skip_bad_lines=args.skip_bad_lines,
+                             wrap_addresses=args.wrap_addresses, tick=args.tick,
+                             cmd_log=cmd_log, progress=False if args.quiet else None)
         status = 0
         if args.check:
             total = _check_log(cmd_log, cfg)

@@ -1,11 +1,13 @@
 """Configuration: YAML presets and ``key=value`` overrides -> a validated config tree.
 
-A config has six sections (``dram``, ``controller``, ``mapping``, ``frontend``, ``ecc``,
-and ``nda`` for near-data accelerators). Each is a dataclass below; its fields are the
-only keys allowed, with their types and defaults. Unknown keys and bad values raise
-:class:`ConfigError` naming the full key path and what was expected. ``to_dict()``
-exports the fully resolved tree that travels with every result (a disabled NDA section
-left out).
+A config has the sections ``dram``, ``controller``, ``mapping``, ``frontend``, ``ecc``,
+``nda`` (near-data accelerators) and ``eruca`` (ERUCA's sub-bank parameters), plus
+``core`` when ``frontend.mode`` is ``cores``. Each is a dataclass below; its fields are
+the only keys allowed, with their types and defaults. Unknown keys and bad values raise
+:class:`ConfigError` naming the full key path and what was expected; so do keys of a
+mechanism that is off or of a front end that is not selected (``core.*``,
+``frontend.cores``...). ``to_dict()`` exports the fully resolved tree that travels with
+every result (without the sections of a mechanism that is off or a front end not in use).
 """
 
 from __future__ import annotations
@@ -114,11 +116,41 @@ class ErucaConfig:
 class FrontendConfig:
     # timestamped: each request enters at its trace cycle (or when its queue has room);
     # afap: as fast as possible, at most max_outstanding requests in flight;
-    # auto: timestamped if the trace carries cycles, else afap.
-    mode: str = field(default="auto", metadata=_choice("auto", "timestamped", "afap"))
+    # auto: timestamped if the trace carries cycles, else afap;
+    # cores: closed-loop out-of-order cores, one per trace in `cores` (section `core`).
+    mode: str = field(default="auto", metadata=_choice("auto", "timestamped", "afap",
+                                                       "cores"))
     max_outstanding: int = field(default=64, metadata={"min": 1, "max": 1 << 20})
     # Trace cycles per DRAM clock cycle (e.g. 3.2 GHz CPU over a 1.2 GHz DRAM clock).
     cpu_cycles_per_dram_cycle: float = field(default=1.0, metadata={"min": 1e-9})
+    # cores mode: one trace file per core (paths relative to the working directory).
+    cores: list = field(default_factory=list, metadata={"items": str, "max_items": 256})
+    # cores mode: none (addresses as given, shared by all cores) or random_pages (each
+    # core's 4 KiB pages placed at random frames, seeded by page_seed, no two cores
+    # sharing a frame).
+    translation: str = field(default="none", metadata=_choice("none", "random_pages"))
+    page_seed: int = field(default=0, metadata={"min": 0})
+
+
+# Keys of the frontend section that only the cores front end uses.
+CORES_FRONTEND_KEYS = ("cores", "translation", "page_seed")
+
+
+@dataclass
+class CoreConfig:
+    """The out-of-order core of the cores front end (USIMM's and Ramulator's simple
+    core): a load blocks retirement until its data is back plus the on-chip latency;
+    stores are posted."""
+
+    rob_size: int = field(default=128, metadata={"min": 1, "max": 1 << 20})
+    fetch_width: int = field(default=4, metadata={"min": 1, "max": 1024})
+    retire_width: int = field(default=4, metadata={"min": 1, "max": 1024})
+    clock_ghz: float = field(default=3.2, metadata={"min": 0.01, "max": 1000.0})
+    # from the last data beat at the controller to the load's completion in the core
+    # (rounded to core cycles)
+    onchip_latency_ns: float = field(default=10.0, metadata={"min": 0.0, "max": 1e6})
+    # instructions each core counts (IPC = instructions / cycles); 0: its whole trace
+    instructions: int = field(default=0, metadata={"min": 0})
 
 
 # Near-data accelerators (memsim.nda): kernels, policies and interfaces by name.
@@ -213,19 +245,24 @@ class Config:
     controller: ControllerConfig = field(default_factory=ControllerConfig)
     mapping: MappingConfig = field(default_factory=MappingConfig)
     frontend: FrontendConfig = field(default_factory=FrontendConfig)
+    core: CoreConfig = field(default_factory=CoreConfig)
     ecc: EccConfig = field(default_factory=EccConfig)
     nda: NdaConfig = field(default_factory=NdaConfig)
     eruca: ErucaConfig = field(default_factory=ErucaConfig)
     name: str = ""
 
     def to_dict(self) -> dict:
-        """The config as nested dicts; a disabled mechanism's section is left out (its
-        keys would be errors on input)."""
+        """The config as nested dicts; the sections of a mechanism that is off or a front
+        end not in use are left out (their keys would be errors on input)."""
         data = dataclasses.asdict(self)
         if not self.nda.enabled:
             del data["nda"]
         if self.dram.subbank_scheme != "eruca":
             del data["eruca"]
+        if self.frontend.mode != "cores":
+            del data["core"]
+            for key in CORES_FRONTEND_KEYS:
+                del data["frontend"][key]
         return data
 
 
@@ -239,7 +276,8 @@ def _check_value(path: str, f: dataclasses.Field, value: Any) -> Any:
         if value is None:
             return None
         type_name = type_name[:-len(" | None")]
-    kind = {"int": int, "float": float, "str": str, "bool": bool, "dict": dict}[type_name]
+    kind = {"int": int, "float": float, "str": str, "bool": bool, "dict": dict,
+            "list": list}[type_name]
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     ok = isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))
@@ -251,6 +289,15 @@ def _check_value(path: str, f: dataclasses.Field, value: Any) -> Any:
         raise ConfigError(f"{path}: {value!r} is out of range (expected an integer of "
                           f"magnitude below 2**{INT_LIMIT.bit_length() - 1})")
     meta = f.metadata
+    if kind is list:
+        item = meta["items"]
+        for i, v in enumerate(value):
+            if not isinstance(v, item) or (item is str and not v.strip()):
+                raise ConfigError(f"{path}[{i}]: expected a non-empty {item.__name__}, got "
+                                  f"{v!r}")
+        if len(value) > meta["max_items"]:
+            raise ConfigError(f"{path}: {len(value)} entries; at most {meta['max_items']}")
+        return list(value)
     if "choices" in meta and value not in meta["choices"]:
         opts = ", ".join(str(c) for c in meta["choices"])
         raise ConfigError(f"{path}: {value!r} is not one of: {opts}")
@@ -366,6 +413,7 @@ def _check_mechanisms(cfg: Config, data: dict) -> None:
 
 def _check_consistency(cfg: Config) -> None:
     """Rules that involve more than one key."""
+    _check_front_end(cfg)
     c = cfg.controller
     if c.write_low_watermark >= c.write_high_watermark:
         raise ConfigError(
@@ -428,6 +476,27 @@ def _check_consistency(cfg: Config) -> None:
             raise ConfigError(f"nda.enabled: near-data accelerators with sub-banks "
                               f"(dram.subbank_scheme: {cfg.dram.subbank_scheme}) are not "
                               f"supported together")
+
+
+def _check_front_end(cfg: Config) -> None:
+    """Keys of the cores front end are errors unless frontend.mode is cores."""
+    if cfg.frontend.mode == "cores":
+        for on, key, what in ((cfg.nda.enabled, "nda.enabled", "near-data accelerators"),
+                              (cfg.dram.subbank_scheme != "none", "dram.subbank_scheme",
+                               "sub-banks")):
+            if on:
+                raise ConfigError(f"{key}: {what} with frontend.mode: cores are not "
+                                  f"supported together (replay a trace instead)")
+        return
+    why = f"is only used with frontend.mode: cores (the mode is {cfg.frontend.mode!r})"
+    fe_default = FrontendConfig()
+    for key in CORES_FRONTEND_KEYS:
+        if getattr(cfg.frontend, key) != getattr(fe_default, key):
+            raise ConfigError(f"frontend.{key}: {why}")
+    core_default = CoreConfig()
+    for f in dataclasses.fields(CoreConfig):
+        if getattr(cfg.core, f.name) != getattr(core_default, f.name):
+            raise ConfigError(f"core.{f.name}: {why}")
 
 
 # Timings no device has at 0 cycles (tRTRS, the rank switch gap, may be 0).

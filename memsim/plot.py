@@ -27,6 +27,10 @@ Kinds (``KINDS``):
                  SALP-2, MASA, ERUCA with and without conflict avoidance and dual bus)
                  normalised to DDR4 on the same device, one group of bars per device,
                  and the ERUCA variants' shared-resource stalls per request
+``cores``        closed-loop cores (``frontend.mode: cores``, runs with their alone
+                 IPCs, as ``memsim sweep`` makes them): per configuration the weighted
+                 and harmonic speedup (top) and each core's slowdown against running
+                 alone (bottom); a column per workload
 ``ecc``          ECC overheads: per ECC scheme (``config.ecc.*``), the change in
                  bandwidth, mean and p99 read latency and DRAM energy per bit of data
                  against ``ecc.scheme: none`` with the same other settings (in %), a bar
@@ -67,7 +71,7 @@ if TYPE_CHECKING:
 # matplotlib and pandas are imported where needed, so that registering the ``plot``
 # command costs the CLI nothing.
 
-KINDS = ("schedulers", "latency-cdf", "stalls", "sweep", "nda", "ecc", "eruca")
+KINDS = ("schedulers", "latency-cdf", "stalls", "sweep", "nda", "ecc", "eruca", "cores")
 FORMATS = (".png", ".pdf", ".svg")
 DEFAULT_SWEEP_METRIC = "bandwidth_gbps.total"
 SCHED_COL = "config.controller.scheduler"
@@ -756,6 +760,49 @@ def _plot_nda(d: _Data, metric=None, param=None, **_) -> Figure:
     return fig
 
 
+def _plot_cores(d: _Data, metric=None, **_) -> Figure:
+    if metric is not None:
+        raise PlotError("cores: --metric does not apply (the figure shows the speedups "
+                        "and each core's slowdown)")
+    for c in ("cores.weighted_speedup", "cores.harmonic_speedup", "cores.count"):
+        d.need(c)
+    n_cores = int(d.df["cores.count"].max())
+    fig, axes = _figure(2, len(d.traces), max(3.6, 0.3 * n_cores * len(d.df) / max(
+        1, len(d.traces)) + 1.6), 2.6)
+    handles = []
+    for k, t in enumerate(d.traces):
+        sub = d.df[d.df["trace"] == t]
+        labels = list(sub["_config"])
+        x = np.arange(len(sub))
+        top, bottom = axes[0, k], axes[1, k]
+        w = 0.38
+        handles = [top.bar(x - w / 2, sub["cores.weighted_speedup"], w, color=PALETTE[0],
+                           label="weighted speedup", zorder=2),
+                   top.bar(x + w / 2, sub["cores.harmonic_speedup"], w, color=PALETTE[1],
+                           label="harmonic speedup", zorder=2)]
+        top.axhline(n_cores, color="0.4", linewidth=0.8, linestyle="--")
+        top.set_xticks(x, [""] * len(x))
+        top.set_title(_trace_name(t) if len(d.traces) > 1 else "")
+        bw = 0.8 / n_cores
+        for j in range(n_cores):
+            col = f"cores.core{j}.slowdown"
+            if col not in sub:
+                continue
+            bottom.bar(x - 0.4 + bw * (j + 0.5), sub[col], bw, zorder=2,
+                       color=PALETTE[(j + 2) % len(PALETTE)])
+        bottom.axhline(1.0, color="0.4", linewidth=0.8, linestyle="--")
+        rotate = max(len(s) for s in labels) * len(labels) > 40
+        bottom.set_xticks(x, labels, rotation=35 if rotate else 0,
+                          ha="right" if rotate else "center")
+        for ax in (top, bottom):
+            ax.grid(axis="x", visible=False)
+    axes[0, 0].set_ylabel(f"Speedup (of {n_cores})")
+    axes[1, 0].set_ylabel("Slowdown per core\n(alone IPC / IPC)")
+    _legend(fig, handles, [h.get_label() for h in handles], ncol=2)
+    _suptitle(fig, "Multi-programmed speedup and per-core slowdown", d)
+    return fig
+
+
 # ---------------------------------------------------------------------------- ecc
 
 ECC_SCHEME_COL = "config.ecc.scheme"
@@ -986,7 +1033,7 @@ def _plot_eruca(d: _Data, metric=None, **_) -> Figure:
 
 _KIND_FUNCS = {"schedulers": _plot_schedulers, "latency-cdf": _plot_latency_cdf,
                "stalls": _plot_stalls, "sweep": _plot_sweep, "nda": _plot_nda,
-               "ecc": _plot_ecc, "eruca": _plot_eruca}
+               "ecc": _plot_ecc, "eruca": _plot_eruca, "cores": _plot_cores}
 
 
 def plot(results_dir, kind: str, out=None, *, metric: str | None = None,

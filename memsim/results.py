@@ -60,6 +60,9 @@ def _percentile(hist: np.ndarray, p: float) -> int:
     return int(_HIST_VALUES[i])
 
 
+percentile = _percentile
+
+
 @dataclass
 class Result:
     config: dict
@@ -81,6 +84,7 @@ class Result:
     # (memsim.engine.subbank.ZC_*) and open-unit / busy-bank cycles; bank_stats then
     # has one row per sub-bank
     subbank: dict | None = None
+    cores: dict | None = None  # cores front end: per-core figures (memsim.multicore)
     # ECC runs: the engine's ECC counters (memsim.engine.ecc.EC_*) and the front end's
     # (memsim.ecc.Expander.stats); None without an ECC scheme
     ecc: dict | None = None
@@ -316,6 +320,7 @@ class Result:
             "jit_seconds": self.jit_seconds,
             "jit_compiled": self.jit_compiled,
             "trace": dict(self.trace),
+            **({"cores": self.cores} if self.cores is not None else {}),
             "config": self.config,
         })
         return out
@@ -432,6 +437,8 @@ class Result:
                           f"{'compiled' if s['jit_compiled'] else 'loaded'} in "
                           f"{s['jit_seconds']:.2f} s"),
         ]
+        if self.cores is not None:
+            rows[2:2] = _core_rows(self.cores)
         width = max(len(k) for k, _ in rows)
         return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 
@@ -460,6 +467,8 @@ def _nda_rows(n: dict) -> list[tuple[str, str]]:
                                 if "predictor" in n else "")),
     ]
     return rows
+
+
 def _subbank_lines(s: dict) -> list[tuple[str, str]]:
     sub = s.get("subbanks")
     if sub is None:
@@ -475,6 +484,25 @@ def _subbank_lines(s: dict) -> list[tuple[str, str]]:
                                          f"({v['stall_cycles']:,} stall cycles)"
                                          for k, v in rc.items())),
     ]
+
+
+def _core_rows(cores: dict) -> list[tuple[str, str]]:
+    rows = []
+    for j in range(cores["count"]):
+        c = cores[f"core{j}"]
+        lat = c["read_latency_ns"]
+        alone = (f", alone IPC {c['alone_ipc']:.4f} (slowdown {c['slowdown']:.3f})"
+                 if "alone_ipc" in c else "")
+        rows.append((f"core {j}", f"IPC {c['ipc']:.4f} ({c['instructions']:,} instructions "
+                                  f"in {c['core_cycles']:,} core cycles){alone}; "
+                                  f"{c['requests']['reads']:,} reads, "
+                                  f"{c['requests']['writes']:,} writes, read latency ns "
+                                  f"mean {lat['mean']:.2f} p99 {lat['p99']:.2f}"))
+    if "weighted_speedup" in cores:
+        rows.append(("speedup", f"weighted {cores['weighted_speedup']:.4f}  harmonic "
+                                f"{cores['harmonic_speedup']:.4f}  max slowdown "
+                                f"{cores['max_slowdown']:.4f}"))
+    return rows
 
 
 def _ecc_line(e: dict) -> str:

@@ -68,6 +68,7 @@ RESULTS_PARQUET = "results.parquet"
 RESULTS_CSV = "results.csv"
 MANIFEST = "sweep.json"
 RUNS_DIR = "runs"
+ALONE_DIR = "alone"  # cores runs: each core's run alone, by its own key (multicore.alone_key)
 SCHEDULER_KEY = "controller.scheduler"
 # Leading columns of the results table; swept parameters follow ``label``.
 META_COLUMNS = ("point", "trace", "label")
@@ -96,6 +97,9 @@ class Point:
 class TraceRef:
     name: str  # as written in the spec (after glob expansion); part of the job key
     path: Path  # where the file is (or would be)
+    # a multi-programmed workload (frontend.mode: cores): one trace per core; ``name``
+    # joins theirs with "+" and ``path`` is the first
+    parts: tuple = ()
 
 
 @dataclass
@@ -123,6 +127,8 @@ class Job:
     config: dict
     key: str
     values: dict
+    trace_paths: tuple = ()  # a workload's traces, one per core (frontend.mode: cores)
+    alone_dir: str = ""  # where cores runs keep their alone runs (OUT/alone)
 
 
 def _describe(values: dict) -> str:
@@ -206,6 +212,20 @@ def _resolve_traces(traces, base_dir: Path) -> list[TraceRef]:
         raise SpecError(f"traces: expected a path or a non-empty list of paths, got {traces!r}")
     refs: list[TraceRef] = []
     for i, t in enumerate(traces):
+        if isinstance(t, list):
+            # a workload: one trace per core
+            if not t:
+                raise SpecError(f"traces[{i}]: a workload needs one trace per core, got "
+                                f"an empty list")
+            parts = []
+            for k, one in enumerate(t):
+                if not isinstance(one, str) or not one or glob.has_magic(one):
+                    raise SpecError(f"traces[{i}][{k}]: expected a path (no glob), got "
+                                    f"{one!r}")
+                parts.append(_resolve_traces([one], base_dir)[0])
+            refs.append(TraceRef("+".join(r.name for r in parts), parts[0].path,
+                                 tuple(r.path for r in parts)))
+            continue
         if not isinstance(t, str) or not t:
             raise SpecError(f"traces[{i}]: expected a path, got {t!r}")
         if glob.has_magic(t):
@@ -383,15 +403,27 @@ def _trace_identity(ref: TraceRef) -> dict:
     return ident
 
 
+def _workload_identity(ref: TraceRef) -> dict:
+    """Identity of a workload (one trace per core): its parts' sizes and hashes."""
+    parts = [_trace_identity(TraceRef(str(p), p)) for p in ref.parts]
+    if any(p["sha256"] is None for p in parts):
+        return {"path": ref.name, "bytes": None, "sha256": None}
+    blob = "".join(p["sha256"] for p in parts).encode()
+    return {"path": ref.name, "bytes": sum(p["bytes"] for p in parts),
+            "sha256": hashlib.sha256(blob).hexdigest()}
+
+
 def plan(sweep: Sweep) -> list[Job]:
     """All (point, trace) jobs in table order: points outer, traces inner."""
-    idents = [_trace_identity(t) for t in sweep.traces]
+    idents = [_workload_identity(t) if t.parts else _trace_identity(t)
+              for t in sweep.traces]
     jobs = []
     for p in sweep.points:
         for t, ident in zip(sweep.traces, idents, strict=True):
             jobs.append(Job(index=len(jobs), point=p.index, trace=t.name,
                             trace_path=str(t.path), identity=ident, config=p.config,
-                            key=job_key(p.config, ident), values=p.values))
+                            key=job_key(p.config, ident), values=p.values,
+                            trace_paths=tuple(str(x) for x in t.parts)))
     return jobs
 
 
@@ -421,7 +453,19 @@ def run_job(job: Job) -> dict:
 
     t0 = time.perf_counter()
     try:
-        result = sim.run(job.trace_path, job.config, progress=False)
+        if job.config["frontend"]["mode"] == "cores":
+            from memsim import multicore
+
+            # every core's IPC alone too (kept in OUT/alone, shared by the points)
+            result = multicore.run_cores(list(job.trace_paths or [job.trace_path]),
+                                         job.config, alone=True,
+                                         alone_cache=job.alone_dir or None, notify=False)
+        elif job.trace_paths:
+            raise config_mod.ConfigError(
+                f"traces: {job.trace!r} is a workload of {len(job.trace_paths)} traces "
+                f"(one per core); it needs frontend.mode: cores")
+        else:
+            result = sim.run(job.trace_path, job.config, progress=False)
         data = result.summary()
         data["latency_histogram_cycles"] = {
             kind: {str(k): v for k, v in result.latency_histogram(kind).items()}
@@ -795,6 +839,8 @@ def run_sweep(spec, out_dir, jobs: int | None = None, backend: str = "local",
         stored = _load_run(run_path(out, job.key))
         if stored is not None:
             outcomes[job.index] = {"status": "ok", "result": stored}
+        elif job.config["frontend"]["mode"] == "cores":
+            todo.append(dataclasses.replace(job, alone_dir=str((out / ALONE_DIR).resolve())))
         else:
             todo.append(job)
 

@@ -35,6 +35,8 @@ ECC_PRESETS = ("ddr4_2400_x4_1ch1r_chipkill", "ddr4_2400_x8_1ch1r_secded",
                "ddr4_3200_x8_2ch2r_lockstep")
 # presets with near-data accelerators (test_nda.py runs them)
 NDA_PRESETS = ("ddr4_2400_x8_1ch2r_nda_axpy", "ddr4_2400_x8_1ch4r_nda_dot")
+# presets of the cores front end (tests/test_cores.py runs them)
+CORES_PRESETS = ("ddr4_2400_x8_1ch1r_4cores",)
 SCHEDULERS = ("fcfs", "frfcfs", "frfcfs_cap")
 PAGE_POLICIES = ("open", "closed", "timeout")
 NO_REFRESH = ("dram.refresh=false",)

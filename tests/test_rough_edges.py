@@ -46,8 +46,8 @@ def test_config_file_that_is_not_a_mapping(tmp_path, text, shape):
     proc = memsim("run", EXAMPLE, "-c", p)
     assert proc.returncode == 2
     assert proc.stderr == (f"memsim: error: {p}: expected a mapping at the top level "
-                           f"(sections dram, controller, mapping, frontend, ecc, nda, eruca, "
-                           f"name), "
+                           f"(sections dram, controller, mapping, frontend, core, ecc, nda, "
+                           f"eruca, name), "
                            f"got "
                            f"{shape}\n")
 

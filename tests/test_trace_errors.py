@@ -15,10 +15,12 @@ from memsim.trace import TraceError, open_trace, textreader, write_trace
 BAD_LINES = [
     (None, "R 0x40\nQ 0x40\n", 2, "'Q 0x40': unknown op 'Q' (expected R or W)"),
     (None, "R 0x40\nr 0x40\n", 2, "'r 0x40': unknown op 'r' (expected R or W)"),
-    (None, "R 0x40\nR\n", 2, "'R': missing address (expected [cycle] R|W address)"),
+    (None, "R 0x40\nR\n", 2, "'R': missing address (expected [cycle] R|W address [gap])"),
     (None, "R 0x40\nR 0x40 junk\n", 2,
-     "'R 0x40 junk': unexpected extra field 'junk' (expected [cycle] R|W address)"),
-    (None, "R 0x40\n0x40\n", 2, "'0x40': expected [cycle] R|W address, got 1 field(s)"),
+     "'R 0x40 junk': bad instruction gap 'junk' (expected a non-negative decimal integer)"),
+    (None, "R 0x40\nR 0x40 12 junk\n", 2,
+     "'R 0x40 12 junk': unexpected extra field 'junk' (expected [cycle] R|W address [gap])"),
+    (None, "R 0x40\n0x40\n", 2, "'0x40': expected [cycle] R|W address [gap], got 1 field(s)"),
     (None, "R 0x40\nR 0xzz\n", 2,
      "'R 0xzz': bad address '0xzz' (expected hex with 0x prefix, or decimal)"),
     (None, "R 0x40\nR 1f40\n", 2,
@@ -187,7 +189,8 @@ def test_undetectable_text(tmp_path):
     path.write_text("hello world\n")
     with pytest.raises(TraceError, match=r"t\.trace: cannot detect the trace format: line 1 "
                                          r"'hello world' is a record of no known format "
-                                         r"\(native: \[cycle\] R\|W address;.*pass --format"):
+                                         r"\(native: \[cycle\] R\|W address \[gap\];"
+                                         r".*pass --format"):
         open_trace(path)
 
 

@@ -348,3 +348,4 @@ def test_fast_parser_agrees_with_exact_parser(fmt, data):
             assert bool(fast.is_write[row]) == record.is_write
             assert bool(fast.timed[row]) == record.timed
             assert fast.lead[row] == (record.lead if record.timed else -1)
+            assert fast.gap[row] == record.gap

@@ -7,6 +7,7 @@ id the compiled loop switches on (see ``core._schedule_channel``).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -15,8 +16,10 @@ from memsim import nda as nda_mod
 from memsim.dram import spec as spec_mod
 from memsim.dram import subbank as subbank_data
 from memsim.engine import core, subbank
+from memsim.engine import cores as cores_mod
 from memsim.engine import ecc as ecc_engine
 from memsim.engine import nda as nda_engine
+from memsim.engine import step as step_mod
 
 SCHEDULERS = {
     "fcfs": core.SCHED_FCFS,  # oldest request whose next command is ready first
@@ -56,11 +59,74 @@ assert (ecc_engine.KIND_MASK, ecc_engine.FLAG_PARK, ecc_engine.FLAG_PAIR, ecc_en
     "request-id layout out of sync between memsim.ecc and memsim.engine.ecc"
 
 
+@dataclass
+class CoreSetup:
+    """What the cores front end needs, per core: decoded trace records (bank, row,
+    column, is_write, gap: non-memory instructions before the access) and the target
+    instruction count; and the core model's parameters (clock ratio core / DRAM =
+    ``num / den``, on-chip latency in core cycles)."""
+
+    rob: int
+    fetch_width: int
+    retire_width: int
+    num: int
+    den: int
+    onchip_cycles: int
+    bank: list
+    row: list
+    column: list
+    is_write: list
+    gap: list
+    targets: list
+
+
+def _cores_state(setup: CoreSetup, tick: bool, n_banks: int,
+                 n_channels: int) -> cores_mod.Cores:
+    i64 = np.int64
+    n = len(setup.bank)
+    ring = 1 << max(0, (setup.rob - 1).bit_length())
+    prm = np.zeros(cores_mod.CP_LEN, i64)
+    prm[cores_mod.CP_N] = n
+    prm[cores_mod.CP_ROB] = setup.rob
+    prm[cores_mod.CP_FW] = setup.fetch_width
+    prm[cores_mod.CP_RW] = setup.retire_width
+    prm[cores_mod.CP_NUM] = setup.num
+    prm[cores_mod.CP_DEN] = setup.den
+    prm[cores_mod.CP_ONCHIP] = setup.onchip_cycles
+    prm[cores_mod.CP_MASK] = ring - 1
+    prm[cores_mod.CP_NOJUMP] = int(tick)
+    prm[cores_mod.CP_END] = -1
+    lengths = [len(b) for b in setup.bank]
+    start = np.zeros(n + 1, i64)
+    start[1:] = np.cumsum(lengths)
+    cat = [np.concatenate([np.asarray(a, i64) for a in arrays])
+           for arrays in (setup.bank, setup.row, setup.column, setup.is_write, setup.gap)]
+    st = np.zeros((n, cores_mod.K_LEN), i64)
+    st[:, cores_mod.K_BUB] = cat[4][start[:-1]]
+    # the first settle simulates each core from cycle 0 to its first send attempt
+    st[:, cores_mod.K_STATUS] = cores_mod.WAIT
+    st[:, cores_mod.K_FLAG] = cores_mod.FLAG_DIRTY
+    stats = np.zeros((n, cores_mod.CS_LEN), i64)
+    stats[:, cores_mod.CS_TARGET] = setup.targets
+    stats[:, cores_mod.CS_COUNT_POS] = core.INF
+    return cores_mod.Cores(
+        prm=prm, st=st, ck=st.copy(), ring_seq=np.zeros((n, ring), i64),
+        ring_vis=np.zeros((n, ring), i64), tr_start=start, tr_bank=cat[0], tr_row=cat[1],
+        tr_col=cat[2], tr_write=cat[3], tr_gap=cat[4], stats=stats,
+        hist=np.zeros((n, core.HIST_SIZE), i64), bank_rw=np.zeros((n_banks, 2), i64),
+        seen=np.zeros(n, i64), served=np.zeros((n_channels, 2), i64))
+
+
 class Engine:
-    """One memory system's controller state, advanced by feeding decoded requests."""
+    """One memory system's controller state, advanced by feeding decoded requests.
+
+    ``cores``: a :class:`CoreSetup`; the requests then come from closed-loop cores
+    (:meth:`finish` runs them to the end). ``step``: the loop can be run to a given
+    cycle (:meth:`step`), reporting the requests completed meanwhile."""
 
     def __init__(self, cfg, spec, *, timed: bool, tick: bool = False, log_sink=None,
-                 log_capacity: int = 1 << 16):
+                 log_capacity: int = 1 << 16, cores: CoreSetup | None = None,
+                 step: bool = False, step_capacity: int = 1 << 12):
         c = cfg.controller
         self.spec = spec
         self.timed = timed
@@ -98,7 +164,7 @@ class Engine:
         P[core.P_RQ_CAP], P[core.P_WQ_CAP] = c.read_queue, c.write_queue
         P[core.P_WM_HI] = max(1, math.ceil(c.write_high_watermark * c.write_queue))
         P[core.P_WM_LO] = math.floor(c.write_low_watermark * c.write_queue)
-        P[core.P_TIMED] = int(timed)
+        P[core.P_TIMED] = int(timed or cores is not None)
         P[core.P_MAX_OUT] = max_out
         P[core.P_REFRESH] = int(cfg.dram.refresh)
         P[core.P_TREFI] = spec.timings["tREFI"] * scale
@@ -183,11 +249,29 @@ class Engine:
         if sb > 1:
             self.features |= core.F_SUBBANK
             self._set_x(core.X_SUBBANK, subbank.build_state(spec, cfg, extra))
+        if (cores is not None or step) and (cfg.nda.enabled or sb > 1):
+            raise ValueError(
+                f"{'nda.enabled' if cfg.nda.enabled else 'dram.subbanks_per_bank'}: "
+                f"{'NDAs' if cfg.nda.enabled else 'sub-banks'} cannot be combined with "
+                f"the cores front end or the SimPy front door yet (their hooks are not "
+                f"wired into each other's loop variants); replay a trace instead")
+        if cores is not None:
+            self.features |= core.F_CORES
+            self._set_x(core.X_CORES, _cores_state(cores, tick, nb, nch))
+        if step:
+            self.features |= core.F_STEP
+            self._set_x(core.X_STEP, step_mod.Step(
+                ctl=np.zeros(step_mod.ST_LEN, i64), comp_id=np.zeros(step_capacity, i64),
+                comp_end=np.zeros(step_capacity, i64)))
         # ECC: the command log gets a kind column; the engine's ECC variant when accesses
         # must be told apart (extra accesses, a decode latency at the controller)
         iface = spec.ecc
         self._log_kinds = iface is not None and iface.scheme != "none"
         if iface is not None and iface.needs_engine:
+            if cores is not None or step:
+                raise ValueError(
+                    f"ecc.scheme: {iface.scheme!r} adds accesses in the engine, which the "
+                    f"cores front end and the SimPy front door do not support yet")
             self.features |= core.F_ECC
             self._set_x(core.X_ECC, ecc_engine.EccState(
                 ids=np.zeros(0, i64),
@@ -204,6 +288,7 @@ class Engine:
                 pair_arr=np.zeros((nch, c.read_queue), i64),
                 n_pair=np.zeros(nch, i64)))
         self.loop = core.loop(self.features)
+        self._entry = None
         self.requests_fed = 0
         self.done = False
 
@@ -231,6 +316,8 @@ class Engine:
         args = (np.ascontiguousarray(arrival, np.int64), np.ascontiguousarray(is_write, np.int64),
                 np.ascontiguousarray(bank, np.int64), np.ascontiguousarray(row, np.int64),
                 np.ascontiguousarray(column, np.int64))
+        if final and self.features & core.F_STEP:
+            self.X[core.X_STEP].ctl[step_mod.ST_STOP] = core.INF  # run to the end
         while True:
             status = self.loop(self.P, self.T, S, self.X, *args, np.int64(self.requests_fed),
                                     final)
@@ -238,11 +325,60 @@ class Engine:
             if status == core.STUCK:
                 raise RuntimeError(f"engine stuck at cycle {int(F[core.F_NOW])}: no event "
                                    f"can come (a memsim bug; please report it)")
+            if status == core.PAUSED and final:
+                # completions are not wanted any more; each one pulled the stop forward
+                ctl = self.X[core.X_STEP].ctl
+                ctl[step_mod.ST_N] = 0
+                ctl[step_mod.ST_STOP] = core.INF
+                continue
             if status != core.LOG_FULL:
                 break
         self.requests_fed += len(arrival)
         if status == core.DONE:
             self.done = True
+
+    def step(self, arrival, is_write, bank, row, column, stop: int):
+        """Simulate the cycles before DRAM cycle ``stop`` (the stepping variant), feeding
+        these requests (int64 arrays, arrivals at or after the engine's current cycle);
+        the stop moves forward to the first data end of a request served meanwhile.
+        Returns (how many of the requests entered the controller, ids and data-end
+        cycles of the requests served). Requests that did not enter must be passed again
+        (first) next time; their ids continue from those that did."""
+        X = self.X[core.X_STEP]
+        X.ctl[step_mod.ST_STOP] = stop
+        X.ctl[step_mod.ST_N] = 0
+        self.S.F[core.F_IDX] = 0
+        call = self._entry or self._find_entry()
+        while True:
+            status = call(self.P, self.T, self.S, self.X, arrival, is_write, bank, row,
+                          column, np.int64(self.requests_fed), False)
+            if self.log_sink is not None:
+                self._flush_log()
+            if status != core.LOG_FULL:
+                break
+        entered = int(self.S.F[core.F_IDX])
+        self.requests_fed += entered
+        n = int(X.ctl[step_mod.ST_N])
+        return entered, X.comp_id[:n].copy(), X.comp_end[:n].copy()
+
+    def _find_entry(self):
+        """The compiled loop's entry point for its one signature: calling it directly
+        skips the dispatcher's argument typing (~5 us a call, which matters when a
+        SimPy model steps the engine once per completion)."""
+        self._entry = self.loop
+        overloads = getattr(self.loop, "overloads", None)
+        if overloads and len(overloads) == 1:
+            self._entry = next(iter(overloads.values())).entry_point
+        return self._entry
+
+    def busy(self) -> bool:
+        """Whether requests wait in the controller's queues."""
+        return bool(self.S.q_len.any())
+
+    @property
+    def now(self) -> int:
+        """The next DRAM cycle the engine will simulate."""
+        return int(self.S.F[core.F_NOW])
 
     def warm_up(self) -> None:
         """Compile the loop (or load it from numba's cache) without simulating: an empty,

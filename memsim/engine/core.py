@@ -368,7 +368,8 @@ def _count_turnaround(counters, q_arr, q_bank, rank_of, head, n, mask, q, new_di
 def _issue_column(P, T, S, X, t, q, ch, i, features):
     """Serve request ``i`` of queue ``q`` (a row hit): RD/WR, or RDA/WRA when the page
     policy closes the row after its last pending hit. Records its statistics and
-    removes it from the queue."""
+    removes it from the queue; the cores and stepping variants learn when its data
+    burst ends."""
     b = S.q_bank[q, ch, i]
     row = S.q_row[q, ch, i]
     rk = S.rank_of[b]
@@ -434,6 +435,10 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
             S.F[F_FINAL_CYCLE] = end
         if P[P_TIMED] == 0:
             _heap_push(S, end)
+    if features & F_CORES:
+        cores_complete(X[X_CORES], S.q_id[q, ch, i], q, ch, b, end, end - S.q_arr[q, ch, i])
+    if features & F_STEP:
+        step_complete(X[X_STEP], S.q_id[q, ch, i], end)
 
     _remove(P, S, q, ch, i)
 
@@ -544,15 +549,23 @@ def _refresh(P, T, S, ch, t):
 
 
 @njit(**_INLINE)
-def _update_write_mode(P, S, ch):
+def _update_write_mode(P, S, X, ch, features):
     # the drain decides whose rows to open next: activated requests are committed
     nr_q = S.q_len[0, ch] - S.n_owned_q[0, ch]
     nw_q = S.q_len[1, ch] - S.n_owned_q[1, ch]
     if S.wmode[ch] == 0:
         if nw_q >= P[P_WM_HI] or (nr_q == 0 and nw_q > 0):
+            if features & F_CORES:
+                if not cores_may_drain(P, X[X_CORES], ch, nr_q):
+                    return
             S.wmode[ch] = 1
     elif nw_q == 0 or (nw_q <= P[P_WM_LO] and nr_q > 0):
         S.wmode[ch] = 0
+        if features & F_CORES:
+            X[X_CORES].served[ch, 0] = 0
+    elif features & F_CORES:
+        if cores_drain_done(P, X[X_CORES], ch, nr_q):
+            S.wmode[ch] = 0
 
 
 @njit(**_INLINE)
@@ -689,7 +702,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
     # commands are exactly the ones remembered in soon_*
     clean = S.clean_at[ch] == t and P[P_POLICY] != PAGE_TIMEOUT
     S.clean_at[ch] = -1
-    _update_write_mode(P, S, ch)
+    _update_write_mode(P, S, X, ch, features)
     nxt = INF
     if P[P_REFRESH] != 0:
         issued, nxt = _refresh(P, T, S, ch, t)
@@ -823,7 +836,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
 
 # ---------------------------------------------------------------- the loop
 
-NEED_INPUT, DONE, LOG_FULL, STUCK = 0, 1, 2, 3
+NEED_INPUT, DONE, LOG_FULL, STUCK, PAUSED = 0, 1, 2, 3, 4
 
 
 # Feature bits. Each compiled variant of the loop has a fixed set, given to make_loop,
@@ -848,7 +861,8 @@ def _mechanism_sources(features: int) -> str:
     the closure, so that editing such a module compiles the variant anew."""
 
     h = hashlib.sha256()
-    for bit, module in ((F_SUBBANK, subbank), (F_NDA, nda), (F_ECC, ecc_engine)):
+    for bit, module in ((F_SUBBANK, subbank), (F_NDA, nda), (F_ECC, ecc_engine),
+                        (F_CORES, cores_engine), (F_STEP, step_engine)):
         if features & bit:
             h.update(Path(module.__file__).read_bytes())
     return h.hexdigest()[:16] if features else ""
@@ -866,7 +880,9 @@ def make_loop(features: int):
         NEED_INPUT when the chunk has entered the controller and ``final`` is false,
         LOG_FULL when the command-log buffer must be flushed (call again with the same
         chunk), or DONE when every request has completed (STUCK: no event can ever
-        come, a bug the caller reports)."""
+        come, a bug the caller reports). The cores variant takes its requests from the
+        cores (the chunk is empty); the stepping variant returns PAUSED at its stop
+        cycle instead of NEED_INPUT."""
         if features < 0:  # never: puts ``sources`` in the closure (the cache key)
             return len(sources)
         n = arrival.size
@@ -885,6 +901,13 @@ def make_loop(features: int):
             if log_on and F[F_LOG_LEN] + log_room > log_cap:
                 F[F_NOW] = t
                 return LOG_FULL
+            if features & F_STEP:
+                if step_pause(X[X_STEP], t, nch):
+                    F[F_NOW] = t
+                    return PAUSED
+            if features & F_CORES:
+                if final:  # (not while warming up)
+                    cores_front(P, S, X[X_CORES], t)
 
             # --- front end: requests enter in trace order while their queue has room
             while F[F_HEAP] > 0 and S.heap[0] <= t:
@@ -936,7 +959,7 @@ def make_loop(features: int):
                 S.clean_at[ch] = -1
                 idx += 1
             F[F_IDX] = idx
-            if idx == n and not final:
+            if idx == n and not final and not features & F_STEP:
                 F[F_NOW] = t
                 return NEED_INPUT
 
@@ -944,6 +967,9 @@ def make_loop(features: int):
                 busy = False
                 for ch in range(nch):
                     if S.q_len[0, ch] + S.q_len[1, ch] > 0:
+                        busy = True
+                if features & F_CORES:
+                    if cores_running(X[X_CORES]):
                         busy = True
                 if features & F_NDA:
                     if nda.unfinished(X[X_NDA]):
@@ -986,6 +1012,14 @@ def make_loop(features: int):
                     cand = t + 1
                 if cand < nxt:
                     nxt = cand
+            if features & F_CORES:
+                cand = cores_next(P, S, X[X_CORES], t)
+                if cand < nxt:
+                    nxt = cand
+            if features & F_STEP:
+                cand = step_stop(X[X_STEP])
+                if cand < nxt:
+                    nxt = cand
             if nxt <= t:
                 nxt = t + 1
             t = nxt
@@ -1005,4 +1039,15 @@ def loop(features: int = F_NONE):
 
 # Mechanism modules: their compiled helpers are inlined at the hooks above (imported
 # last: they read this module's constants).
+from memsim.engine import cores as cores_engine  # noqa: E402
 from memsim.engine import ecc as ecc_engine  # noqa: E402
+from memsim.engine import step as step_engine  # noqa: E402
+from memsim.engine.cores import (  # noqa: E402
+    cores_complete,
+    cores_drain_done,
+    cores_front,
+    cores_may_drain,
+    cores_next,
+    cores_running,
+)
+from memsim.engine.step import step_complete, step_pause, step_stop  # noqa: E402

@@ -566,7 +566,7 @@ def schedule_channel(P, T, S, X, ch, t):
     of core._schedule_channel). Returns the next cycle this channel needs attention."""
     Z = X[X_SUBBANK]
     S.clean_at[ch] = -1
-    core._update_write_mode(P, S, ch)
+    core._update_write_mode(P, S, X, ch, F_SUBBANK)
     nxt = core.INF
     if P[core.P_REFRESH] != 0:
         issued, nxt = core._refresh(P, T, S, ch, t)

@@ -24,12 +24,15 @@ class TraceChunk:
     addr:     int64 byte address (non-negative)
     line:     int64 1-based source line (record index + 1 for binary formats), so later
               stages can point at the record in their own error messages
+    gap:      int64 non-memory instructions before each request (what the cores front
+              end needs), or None when the trace does not say
     """
 
     cycle: np.ndarray
     is_write: np.ndarray
     addr: np.ndarray
     line: np.ndarray
+    gap: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.addr)
@@ -50,17 +53,20 @@ class TraceChunk:
             return cls.empty()
         if len(chunks) == 1:
             return chunks[0]
+        gaps = [c.gap for c in chunks]
         return cls(
             cycle=np.concatenate([c.cycle for c in chunks]),
             is_write=np.concatenate([c.is_write for c in chunks]),
             addr=np.concatenate([c.addr for c in chunks]),
             line=np.concatenate([c.line for c in chunks]),
+            gap=None if any(g is None for g in gaps) else np.concatenate(gaps),
         )
 
     def slice(self, start: int, stop: int) -> TraceChunk:
         return TraceChunk(
             self.cycle[start:stop], self.is_write[start:stop],
             self.addr[start:stop], self.line[start:stop],
+            None if self.gap is None else self.gap[start:stop],
         )
 
 

@@ -5,13 +5,19 @@ sequences a record line may have. A line's fields are separated by blanks (space
 ``\\r``); ``#`` starts a comment; blank lines are ignored. Layouts of one format differ
 in field count, so the count picks the layout.
 
+Layouts of the same field count are told apart by where their op is (native
+``cycle op addr`` against ``op addr gap``).
+
 Field kinds:
 
 ``op``     the request type, one of the format's read or write words
 ``addr``   byte address: ``0x``-prefixed hex, or a bare number in the format's base
 ``cycle``  absolute arrival cycle, non-negative decimal (the trace is *timed*)
 ``gap``    bubble count: non-memory instructions before this request, non-negative
-           decimal; turned into cycles by the reader (see ``textreader``)
+           decimal. In Ramulator 2 and USIMM traces it leads the line and makes the
+           trace timed (the reader turns bubbles into cycles, see ``textreader``); in
+           native traces it is an optional last field that only the cores front end
+           reads (``R 0x40 12``: 12 instructions, then this load)
 ``pc``     program counter, hex, checked and ignored
 
 Bare addresses are decimal in native and Ramulator 2 traces and hex in DRAMsim3 and
@@ -51,6 +57,11 @@ class TextFormat:
         return " or ".join(op.decode() for op in self.read_ops + self.write_ops)
 
     @property
+    def has_gap(self) -> bool:
+        """Whether records can say how many instructions precede them."""
+        return any("gap" in layout for layout in self.layouts)
+
+    @property
     def lead_kind(self) -> str | None:
         """'cycle' or 'gap': the field that makes a record timed, if the format has one."""
         for layout in self.layouts:
@@ -61,9 +72,10 @@ class TextFormat:
 
 
 NATIVE = TextFormat(
-    name="native", syntax="[cycle] R|W address",
+    name="native", syntax="[cycle] R|W address [gap]",
     read_ops=(b"R",), write_ops=(b"W",), bare_addr_base=10,
-    layouts=(("op", "addr"), ("cycle", "op", "addr")),
+    layouts=(("op", "addr"), ("cycle", "op", "addr"), ("op", "addr", "gap"),
+             ("cycle", "op", "addr", "gap")),
 )
 DRAMSIM3 = TextFormat(
     name="dramsim3", syntax="address READ|WRITE cycle",
@@ -93,11 +105,13 @@ class LineError(Exception):
 
 @dataclass(frozen=True)
 class Record:
-    """One parsed line. ``lead`` is the cycle or bubble count, None when untimed."""
+    """One parsed line. ``lead`` is the cycle or bubble count, None when untimed;
+    ``gap`` the non-memory instructions before it (0 when the line does not say)."""
 
     lead: int | None
     is_write: bool
     addr: int
+    gap: int = 0
 
     @property
     def timed(self) -> bool:
@@ -122,8 +136,9 @@ def parse_line(fmt: TextFormat, raw: bytes) -> Record | None:
     if len(tokens) > len(layout):
         extra = _text(tokens[len(layout)])
         raise LineError(f"unexpected extra field {extra!r} (expected {fmt.syntax})")
-    lead = values.get("cycle", values.get("gap"))
-    return Record(lead=lead, is_write=bool(values["op"]), addr=int(values["addr"]))
+    lead = values.get(fmt.lead_kind) if fmt.lead_kind else None
+    return Record(lead=lead, is_write=bool(values["op"]), addr=int(values["addr"]),
+                  gap=int(values.get("gap", 0)))
 
 
 def _choose_layout(fmt: TextFormat, tokens: list[bytes]) -> tuple[str, ...]:
@@ -154,7 +169,9 @@ def _parse_field(fmt: TextFormat, kind: str, token: bytes) -> int | bool:
             return False
         raise LineError(f"unknown op {_text(token)!r} (expected {fmt.ops_text})")
     if kind in ("cycle", "gap"):
-        return _parse_number(kind, token, bare_base=10, prefixed_hex=False)
+        # a native trace's optional last field is its instruction gap, not bubbles
+        name = "instruction gap" if kind != fmt.lead_kind else kind
+        return _parse_number(name, token, bare_base=10, prefixed_hex=False)
     if kind == "addr":
         return _parse_number(kind, token, bare_base=fmt.bare_addr_base, prefixed_hex=True)
     if kind == "pc":
@@ -173,7 +190,7 @@ def number_grammar(bare_base: int, prefixed_hex: bool) -> str:
 
 
 def _parse_number(kind: str, token: bytes, bare_base: int, prefixed_hex: bool) -> int:
-    name = FIELD_NAMES[kind]
+    name = FIELD_NAMES.get(kind, kind)
     value = _number_value(token, bare_base, prefixed_hex)
     if value is None:
         negated = _number_value(token[1:], bare_base, prefixed_hex) if token[:1] == b"-" else None

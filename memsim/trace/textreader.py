@@ -136,6 +136,7 @@ def _convert_block(path: str, fmt: TextFormat, block: bytes, state: _State,
         is_write=rec.is_write[good],
         addr=rec.addr[good],
         line=state.lines_before + rec.line_index[good] + 1,
+        gap=rec.gap[good] if fmt.has_gap else None,
     )
     state.records += len(piece)
     state.lines_before += rec.n_lines

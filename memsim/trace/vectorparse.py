@@ -50,9 +50,11 @@ class BlockRecords:
 
     line_index: 0-based line of the record within the block
     ok:         the line is a well-formed record of the format
-    timed:      its layout has a cycle or bubble-count field
+    timed:      its layout has the format's cycle or bubble-count field
     lead:       that field's value (cycle or bubble count); -1 where untimed or not ok
     is_write, addr: the request (meaningful only where ok)
+    gap:        non-memory instructions before the request (0 where the line has no
+                gap field)
     """
 
     line_index: np.ndarray
@@ -62,6 +64,7 @@ class BlockRecords:
     is_write: np.ndarray
     addr: np.ndarray
     n_lines: int
+    gap: np.ndarray
 
 
 def parse_block(fmt: TextFormat, data: bytes) -> BlockRecords:
@@ -91,20 +94,38 @@ def parse_block(fmt: TextFormat, data: bytes) -> BlockRecords:
         is_write=np.zeros(n, dtype=bool),
         addr=np.zeros(n, dtype=np.int64),
         n_lines=len(newlines),
+        gap=np.zeros(n, dtype=np.int64),
     )
     for layout in fmt.layouts:
         width = len(layout)
-        if n and len(starts) == n * width and n_tokens.min() == width:
+        alike = [lay for lay in fmt.layouts if len(lay) == width]
+        if len(alike) == 1 and n and len(starts) == n * width and n_tokens.min() == width:
             # Every record has this layout: field j is token j, j + width, ...
             fields = [(starts[j::width], ends[j::width]) for j in range(width)]
             _parse_layout(fmt, layout, block, fields, slice(None), out)
             break
         rows = np.flatnonzero(n_tokens == width)
+        if len(alike) > 1 and len(rows):
+            rows = rows[_layout_choice(fmt, alike, block, starts, ends, first_token[rows])
+                        == alike.index(layout)]
         if len(rows):
             fields = [(starts[first_token[rows] + j], ends[first_token[rows] + j])
                       for j in range(width)]
             _parse_layout(fmt, layout, block, fields, rows, out)
     return out
+
+
+def _layout_choice(fmt: TextFormat, alike: list, block: _Block, starts: np.ndarray,
+                   ends: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """For lines with as many fields as each of ``alike``: the index of the first layout
+    whose op position holds an op word (the last layout where none does), as
+    ``syntax`` chooses."""
+    choice = np.full(len(first), len(alike) - 1)
+    for k in range(len(alike) - 2, -1, -1):
+        at = first + alike[k].index("op")
+        _, is_op = _match_ops(block.buf, starts[at], ends[at], fmt)
+        choice[is_op] = k
+    return choice
 
 
 class _Block:
@@ -141,6 +162,7 @@ def _parse_layout(fmt: TextFormat, layout: tuple[str, ...], block: _Block,
     """Decode lines ``rows`` of ``out``, whose tokens are ``fields``, as ``layout``."""
     ok = None
     lead = None
+    gap = None
     for kind, (start, end) in zip(layout, fields, strict=True):
         if kind == "op":
             is_write, field_ok = _match_ops(block.buf, start, end, fmt)
@@ -148,12 +170,18 @@ def _parse_layout(fmt: TextFormat, layout: tuple[str, ...], block: _Block,
         elif kind == "addr":
             addr, field_ok = parse_numbers(block, start, end, fmt.bare_addr_base, True)
             out.addr[rows] = addr
-        elif kind in ("cycle", "gap"):
+        elif kind == fmt.lead_kind:
             lead, field_ok = parse_numbers(block, start, end, 10, False)
+            if kind == "gap":
+                gap = lead
+        elif kind == "gap":
+            gap, field_ok = parse_numbers(block, start, end, 10, False)
         else:  # pc: any hex number, value unused
             _, field_ok = parse_numbers(block, start, end, 16, True, check_range=False)
         ok = field_ok if ok is None else ok & field_ok
     out.ok[rows] = ok
+    if gap is not None:
+        out.gap[rows] = np.where(ok, gap, 0)
     if lead is not None:
         out.timed[rows] = True
         out.lead[rows] = np.where(ok, lead, -1)
