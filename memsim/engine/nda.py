@@ -45,8 +45,11 @@ from numba import njit
 
 from memsim.engine import core
 
-_COMPILED = dict(cache=True, _nrt=False, error_model="numpy")
-_INLINE = dict(_COMPILED, inline="always")
+# Functions the loop calls rather than inlines are not cached on their own (core's
+# _CALLEE): numba would key such a cache on this file alone, and their code inlines
+# core's helpers; the cached loop variant holds their code.
+_CALLEE = dict(_nrt=False, error_model="numpy")
+_INLINE = dict(_CALLEE, inline="always")
 
 INF = np.int64(1) << np.int64(62)
 
@@ -625,7 +628,7 @@ def step(P, T, S, Xn, ch, t, tick):
         _step(P, T, S, Xn, ch, t)
 
 
-@njit(**_COMPILED)
+@njit(**_CALLEE)
 def _step(P, T, S, Xn, ch, t):
     """Not inlined: compiled on its own, the NDA controllers leave the host's loop as it
     is (code layout decides its speed) and the variant compiles faster; without the

@@ -78,8 +78,11 @@ SubbankState = namedtuple("SubbankState", " ".join((
     "n_open open_since open_acc busy_acc last_bus last_col_bg last_col_bus counters",
 )))
 
-_COMPILED = dict(cache=True, _nrt=False, error_model="numpy")  # core's
-_INLINE = dict(_COMPILED, inline="always")
+# Functions the loop calls rather than inlines are not cached on their own (core's
+# _CALLEE): numba would key such a cache on this file alone, and their code inlines
+# core's helpers; the cached loop variant holds their code.
+_CALLEE = dict(_nrt=False, error_model="numpy")
+_INLINE = dict(_CALLEE, inline="always")
 # The large steps (issuing a command, scanning a queue) are compiled as functions of
 # their own, not inlined: inlined, the variant took over 7 GB and many minutes to
 # compile. Calls cost little without the runtime's reference counting (_nrt=False).
@@ -178,7 +181,7 @@ def _push(e, node, L, cmd, scope, t, c0, c1):
             e[node, c] = at
 
 
-@njit(**_COMPILED)
+@njit(**_CALLEE)
 def _apply_extra(P, T, S, Z, cmd, u, t):
     """What core._apply_constraints does not: SA_SEL as a command (previous or next) at
     the core scopes, the sibling, bus and column-path scopes, and the power window."""
@@ -370,7 +373,7 @@ def _patch_log(P, S, Z, u):
     S.log[i, LOG_SUBBANK] = k % sb
 
 
-@njit(**_COMPILED)
+@njit(**_CALLEE)
 def _issue_pre(P, T, S, Z, t, x, req):
     _account(S, Z, core.PRE, x)
     core._issue_pre(P, T, S, t, x, req)
@@ -379,7 +382,7 @@ def _issue_pre(P, T, S, Z, t, x, req):
     _patch_log(P, S, Z, x)
 
 
-@njit(**_COMPILED)
+@njit(**_CALLEE)
 def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x):
     """Issue ``cmd`` at unit ``x`` on behalf of request ``i`` of queue ``q``."""
     u = S.q_bank[q, ch, i]
@@ -432,7 +435,7 @@ def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x):
     _patch_log(P, S, Z, x)
 
 
-@njit(**_COMPILED)
+@njit(**_CALLEE)
 def _after_refresh(P, S, Z, ch, t):
     """A PREA or REF just issued: the log row has no sub-bank; a PREA closed every unit
     of its rank."""
@@ -472,7 +475,7 @@ def _priority(P, Z, sched, kind, u, j):
     return 2
 
 
-@njit(**_COMPILED)
+@njit(**_CALLEE)
 def _serve_owned(P, T, S, X, Z, ch, t, q, scan):
     """Activated requests of queue ``q`` (the one the write mode does not serve): the
     oldest whose next command is ready issues it. Returns (issued, next cycle)."""
@@ -508,7 +511,7 @@ def _serve_owned(P, T, S, X, Z, ch, t, q, scan):
     return False, nxt  # not reached: an activated request is queued until served
 
 
-@njit(**_COMPILED)
+@njit(**_CALLEE)
 def _serve_queue(P, T, S, X, Z, ch, t, q, scan):
     """One command for the queue the write mode serves, by the scheduler's priority.
     Returns (issued, next cycle at which a command of the queue becomes ready)."""
@@ -560,7 +563,7 @@ def _serve_queue(P, T, S, X, Z, ch, t, q, scan):
     return True, nxt
 
 
-@njit(**_COMPILED)
+@njit(**_CALLEE)
 def schedule_channel(P, T, S, X, ch, t):
     """Issue at most one command on channel ``ch`` at cycle ``t`` (the sub-bank variant
     of core._schedule_channel). Returns the next cycle this channel needs attention."""
