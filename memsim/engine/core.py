@@ -110,6 +110,10 @@ LOG_COLS = 9  # cycle, channel, rank, bankgroup, bank, row, column, command, req
 
 _COMPILED = dict(cache=True, _nrt=False, error_model="numpy")
 _INLINE = dict(_COMPILED, inline="always")
+# Functions the loop calls rather than inlines (the sub-bank steps, the NDA step) are
+# not cached on their own: numba would key such a cache on their own file alone, not on
+# core's helpers inlined into them; the cached loop variant holds their code.
+_CALLEE = dict(_nrt=False, error_model="numpy")
 
 Tables = namedtuple("Tables", "latency window_prev window_scope window_next window_size "
                               "window_latency burst_cycles data_delay")
@@ -990,6 +994,8 @@ def make_loop(features: int):
 
             # --- next event
             if tick:
+                if features & F_CORES:  # (stops the cores past the end, as below)
+                    cores_next(P, S, X[X_CORES], t)
                 t += 1
                 continue
             nxt = INF
