@@ -6,8 +6,12 @@ id the compiled loop switches on (see ``core._schedule_channel``).
 
 from __future__ import annotations
 
+import hashlib
 import math
+import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -116,6 +120,34 @@ def _cores_state(setup: CoreSetup, tick: bool, n_banks: int,
         tr_col=cat[2], tr_write=cat[3], tr_gap=cat[4], stats=stats,
         hist=np.zeros((n, core.HIST_SIZE), i64), bank_rw=np.zeros((n_banks, 2), i64),
         seen=np.zeros(n, i64), served=np.zeros((n_channels, 2), i64))
+
+
+@contextmanager
+def compile_lock(features: int):
+    """Hold a lock file while loop variant ``features`` is compiled or loaded. numba's
+    disk cache has no lock of its own: processes that start at once on a fresh install
+    (sweep workers, parallel test workers) would each compile the same variant, minutes
+    of CPU apiece. Behind the lock, the first compiles and the rest load its result.
+    Where no lock file can be made (or without fcntl), nothing is locked."""
+    try:
+        import fcntl
+    except ImportError:  # (not POSIX)
+        yield
+        return
+    where = Path(core.__file__).resolve()
+    key = hashlib.sha256(f"{where}:{features}".encode()).hexdigest()[:16]
+    path = Path(tempfile.gettempdir()) / f"memsim-compile-{key}.lock"
+    try:
+        handle = open(path, "a")  # noqa: SIM115 (held for the block below)
+    except OSError:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 class Engine:
@@ -383,10 +415,12 @@ class Engine:
 
     def warm_up(self) -> None:
         """Compile the loop (or load it from numba's cache) without simulating: an empty,
-        non-final chunk returns at once and changes nothing."""
+        non-final chunk returns at once and changes nothing. One process at a time
+        compiles a variant (see compile_lock); the others then load it from the cache."""
         empty = np.zeros(0, np.int64)
-        self.loop(self.P, self.T, self.S, self.X, empty, empty, empty, empty, empty,
-                       np.int64(self.requests_fed), False)
+        with compile_lock(self.features):
+            self.loop(self.P, self.T, self.S, self.X, empty, empty, empty, empty, empty,
+                      np.int64(self.requests_fed), False)
 
     def finish(self) -> None:
         """Serve everything still queued."""
