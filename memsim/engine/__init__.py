@@ -52,7 +52,6 @@ assert nda_engine.LOG_SOURCE == core.LOG_COLS, "the NDA's source column follows 
 assert subbank.LOG_SUBBANK == core.LOG_COLS, "the sub-bank column follows the nine"
 assert (subbank.F_SUBBANK, subbank.X_SUBBANK) == (core.F_SUBBANK, core.X_SUBBANK)
 assert subbank.SA_SEL == core.N_CMD == spec_mod.SA_SEL
-assert subbank._CALLEE == core._CALLEE == nda_engine._CALLEE
 assert (subbank.ACT_ANY, subbank.ACT_CLOSED, subbank.ACT_COMPATIBLE) == (
     subbank_data.ACT_ANY, subbank_data.ACT_CLOSED, subbank_data.ACT_COMPATIBLE)
 assert (subbank.SCOPE_SIBLING, subbank.SCOPE_BUS, subbank.SCOPE_COLUMN_PATH) == \

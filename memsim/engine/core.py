@@ -61,6 +61,8 @@ import numpy as np
 from numba import njit
 
 from memsim.engine import nda, subbank
+from memsim.engine.jit import COMPILED as _COMPILED
+from memsim.engine.jit import INLINE as _INLINE
 
 # Command ids (must match memsim.dram.spec.CMD; checked there at import).
 ACT, PRE, PREA, RD, WR, RDA, WRA, REF = range(8)
@@ -108,12 +110,6 @@ HIST_SIZE = HIST_LINEAR + 47 * 256
 LOG_COLS = 9  # cycle, channel, rank, bankgroup, bank, row, column, command, request
 # (a mechanism may add one column after these: the NDA's source, the sub-bank)
 
-_COMPILED = dict(cache=True, _nrt=False, error_model="numpy")
-_INLINE = dict(_COMPILED, inline="always")
-# Functions the loop calls rather than inlines (the sub-bank steps, the NDA step) are
-# not cached on their own: numba would key such a cache on their own file alone, not on
-# core's helpers inlined into them; the cached loop variant holds their code.
-_CALLEE = dict(_nrt=False, error_model="numpy")
 
 Tables = namedtuple("Tables", "latency window_prev window_scope window_next window_size "
                               "window_latency burst_cycles data_delay")

@@ -44,12 +44,8 @@ import numpy as np
 from numba import njit
 
 from memsim.engine import core
-
-# Functions the loop calls rather than inlines are not cached on their own (core's
-# _CALLEE): numba would key such a cache on this file alone, and their code inlines
-# core's helpers; the cached loop variant holds their code.
-_CALLEE = dict(_nrt=False, error_model="numpy")
-_INLINE = dict(_CALLEE, inline="always")
+from memsim.engine.jit import CALLEE as _CALLEE
+from memsim.engine.jit import INLINE as _INLINE
 
 INF = np.int64(1) << np.int64(62)
 

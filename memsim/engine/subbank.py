@@ -36,6 +36,8 @@ import numpy as np
 from numba import njit
 
 from memsim.engine import core
+from memsim.engine.jit import CALLEE as _CALLEE
+from memsim.engine.jit import INLINE as _INLINE
 
 # (core imports this module while it is being imported: nothing of core is used here
 # before the functions compile; memsim.engine checks these against core and spec)
@@ -78,11 +80,6 @@ SubbankState = namedtuple("SubbankState", " ".join((
     "n_open open_since open_acc busy_acc last_bus last_col_bg last_col_bus counters",
 )))
 
-# Functions the loop calls rather than inlines are not cached on their own (core's
-# _CALLEE): numba would key such a cache on this file alone, and their code inlines
-# core's helpers; the cached loop variant holds their code.
-_CALLEE = dict(_nrt=False, error_model="numpy")
-_INLINE = dict(_CALLEE, inline="always")
 # The large steps (issuing a command, scanning a queue) are compiled as functions of
 # their own, not inlined: inlined, the variant took over 7 GB and many minutes to
 # compile. Calls cost little without the runtime's reference counting (_nrt=False).
