@@ -145,7 +145,7 @@ def simulate(cfg, traces: list[CoreTrace], *, tick: bool = False, cmd_log=None,
     """Run the cores on their (translated) traces; the Result's ``cores`` section has
     the per-core figures (no speedups: see :func:`with_alone`)."""
     from memsim.cmdlog import CommandLogWriter
-    from memsim.sim import _compile_notice, _engine_compile_count
+    from memsim.sim import warm_up
 
     spec = spec_mod.build(cfg)
     mapping = AddressMapping(spec, cfg.mapping.order, cfg.mapping.xor_bank)
@@ -155,11 +155,7 @@ def simulate(cfg, traces: list[CoreTrace], *, tick: bool = False, cmd_log=None,
     try:
         writer = CommandLogWriter(cmd_log) if cmd_log is not None else None
         engine = Engine(cfg, spec, timed=True, tick=tick, log_sink=writer, cores=setup)
-        t_jit = time.perf_counter()
-        compiles = _engine_compile_count(engine.features)
-        with _compile_notice(notify, engine.features):
-            engine.warm_up()
-        compiled = _engine_compile_count(engine.features) > compiles
+        jit_seconds, compiled = warm_up(engine, notify)
         t0 = time.perf_counter()
         engine.finish()
         ok = True
@@ -173,7 +169,7 @@ def simulate(cfg, traces: list[CoreTrace], *, tick: bool = False, cmd_log=None,
                   counters=engine.S.counters.copy(), hist=engine.S.hist.copy(),
                   bank_stats=np.hstack([C.bank_rw, engine.S.bank_stats]),
                   rank_stats=engine.rank_activity(), cycles=engine.final_cycle,
-                  wall_seconds=wall, jit_seconds=t0 - t_jit, jit_compiled=compiled,
+                  wall_seconds=wall, jit_seconds=jit_seconds, jit_compiled=compiled,
                   trace=info, cores=_per_core(cfg, spec, traces, C))
 
 

@@ -61,9 +61,10 @@ def _resolve_mode(cfg, trace_timed: bool) -> bool:
 
 
 # Shown on stderr when the engine is being compiled (a fresh checkout or a changed
-# engine): the one time memsim is slow to start. Measured: 47 s on an idle 2-core
-# machine, up to 3 minutes on a busy one.
-COMPILE_NOTICE = ("memsim: compiling the engine once, about a minute (longer on a busy "
+# engine): the one time memsim is slow to start. Measured on an idle 2-core machine:
+# 33 s for plain DDR4, up to 91 s for a mechanism's variant (cores); two to three times
+# that on a busy one.
+COMPILE_NOTICE = ("memsim: compiling the engine once, 30 s to 2 minutes (longer on a busy "
                   "machine); later runs reuse it")
 # Loading the cached engine takes ~0.35 s; a warm-up still running after this long is
 # a compilation (used when numba's cache index cannot be inspected).
@@ -98,6 +99,16 @@ def _engine_needs_compiling(features: int = 0) -> bool | None:
     except AttributeError:
         return None
     return True if not os.path.exists(index) else None
+
+
+def warm_up(engine, notify: bool) -> tuple[float, bool]:
+    """Compile the engine's loop variant or load it from numba's cache, with the compile
+    notice: (seconds it took, whether it was a compilation)."""
+    t = time.perf_counter()
+    compiles = _engine_compile_count(engine.features)
+    with _compile_notice(notify, engine.features):
+        engine.warm_up()
+    return time.perf_counter() - t, _engine_compile_count(engine.features) > compiles
 
 
 @contextmanager
@@ -162,11 +173,7 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
         # the ECC variant is fed each request's extra accesses right after it
         expander = Expander(spec.ecc, spec) if engine.ecc_state is not None else None
         fed = 0  # requests fed so far: the next request's trace index
-        t_jit = time.perf_counter()
-        compiles = _engine_compile_count(engine.features)
-        with _compile_notice(notify, engine.features):
-            engine.warm_up()  # compile or load the compiled loop: not simulation time
-        compiled = _engine_compile_count(engine.features) > compiles
+        jit_seconds, compiled = warm_up(engine, notify)  # not simulation time
         t0 = time.perf_counter()
         for chunk in chunks:
             addr = mapping.check(chunk.addr, source, chunk.line, wrap_addresses)
@@ -211,7 +218,7 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
                   bank_stats=np.hstack([per_bank_rw, engine.S.bank_stats]),
                   rank_stats=engine.rank_activity(),
                   cycles=engine.final_cycle, wall_seconds=wall,
-                  jit_seconds=t0 - t_jit, jit_compiled=compiled,
+                  jit_seconds=jit_seconds, jit_compiled=compiled,
                   trace=dict(trace_info or {}), ecc=ecc_stats,
                   nda=(nda_mod.counters(engine.X[engine_core.X_NDA]) if nda is not None
                        else None),

@@ -66,7 +66,7 @@ class MemorySystem:
     def __init__(self, env: simpy.Environment, config=None, overrides=(), *,
                  unit: str = "ns", cmd_log=None, notify: bool = True):
         from memsim.cmdlog import CommandLogWriter
-        from memsim.sim import _compile_notice
+        from memsim.sim import warm_up
 
         if unit not in UNITS:
             raise ValueError(f"unit: {unit!r} is not one of: {', '.join(UNITS)}")
@@ -85,10 +85,7 @@ class MemorySystem:
         self.capacity_bytes = self.mapping.capacity_bytes
         self._writer = CommandLogWriter(cmd_log) if cmd_log is not None else None
         self._engine = Engine(cfg, self.spec, timed=True, step=True, log_sink=self._writer)
-        t0 = time.perf_counter()
-        with _compile_notice(notify, self._engine.features):
-            self._engine.warm_up()
-        self.jit_seconds = time.perf_counter() - t0
+        self.jit_seconds, _ = warm_up(self._engine, notify)
         self._decode = _ScalarDecoder(self.mapping)
         # requests made and not yet in the controller: columns of _buf, rows _head:_tail
         self._buf = np.zeros((5, _BUFFER), np.int64)  # arrival, is_write, bank, row, col
