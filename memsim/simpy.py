@@ -184,12 +184,12 @@ class MemorySystem:
         self._head = h + entered
         tck = self._tck
         events = self._events
-        for rid, end in zip(ids.tolist(), ends.tolist(), strict=True):
+        for rid, end in zip(ids, ends, strict=True):
             ev, arrival = events.pop(rid)
             ev._ok = True
             ev._value = (end - arrival) * tck
             env.schedule(ev, NORMAL, end * tck - now)
-        if self._head < self._tail or self._engine.busy():
+        if events:  # requests not reported served: still in the buffer or the queues
             self._wake(self._engine.now * tck)
         self._wall += time.perf_counter() - t0
 

@@ -373,25 +373,26 @@ class Engine:
         """Simulate the cycles before DRAM cycle ``stop`` (the stepping variant), feeding
         these requests (int64 arrays, arrivals at or after the engine's current cycle);
         the stop moves forward to the first data end of a request served meanwhile.
-        Returns (how many of the requests entered the controller, ids and data-end
-        cycles of the requests served). Requests that did not enter must be passed again
-        (first) next time; their ids continue from those that did."""
+        Returns (how many of the requests entered the controller, lists of the ids and
+        data-end cycles of the requests served). Requests that did not enter must be
+        passed again (first) next time; their ids continue from those that did."""
         X = self.X[core.X_STEP]
-        X.ctl[step_mod.ST_STOP] = stop
-        X.ctl[step_mod.ST_N] = 0
-        self.S.F[core.F_IDX] = 0
+        ctl, F = X.ctl, self.S.F
+        ctl[step_mod.ST_STOP] = stop
+        ctl[step_mod.ST_N] = 0
+        F[core.F_IDX] = 0
         call = self._entry or self._find_entry()
         while True:
             status = call(self.P, self.T, self.S, self.X, arrival, is_write, bank, row,
-                          column, np.int64(self.requests_fed), False)
+                          column, self.requests_fed, False)
             if self.log_sink is not None:
                 self._flush_log()
             if status != core.LOG_FULL:
                 break
-        entered = int(self.S.F[core.F_IDX])
+        entered = F.item(core.F_IDX)
         self.requests_fed += entered
-        n = int(X.ctl[step_mod.ST_N])
-        return entered, X.comp_id[:n].copy(), X.comp_end[:n].copy()
+        n = ctl.item(step_mod.ST_N)
+        return entered, X.comp_id[:n].tolist(), X.comp_end[:n].tolist()
 
     def _find_entry(self):
         """The compiled loop's entry point for its one signature: calling it directly
