@@ -694,9 +694,6 @@ def _activated_ready(P, S, X, ch, t, q, features):
 def _schedule_channel(P, T, S, X, ch, t, features):
     """Issue at most one command on channel ``ch`` at cycle ``t``. Returns the next
     cycle at which this channel needs attention."""
-    if features & F_SUBBANK:
-        # sub-banks: which command a request needs next depends on its siblings
-        return subbank.schedule_channel(P, T, S, X, ch, t)
     # a wake-up at exactly the cycle the last bank phase predicted, with nothing changed
     # on the channel since (any enqueue, command or refresh resets clean_at): the ready
     # commands are exactly the ones remembered in soon_*
@@ -986,7 +983,12 @@ def make_loop(features: int):
                     # the NDAs of the channel's ranks first: one command per rank
                     nda.step(P, T, S, X[X_NDA], ch, t, tick)
                 if tick or S.ch_next[ch] <= t:
-                    S.ch_next[ch] = _schedule_channel(P, T, S, X, ch, t, features)
+                    if features & F_SUBBANK:
+                        # sub-banks: which command a request needs next depends on its
+                        # siblings (decided here, so other variants never inline it)
+                        S.ch_next[ch] = subbank.schedule_channel(P, T, S, X, ch, t)
+                    else:
+                        S.ch_next[ch] = _schedule_channel(P, T, S, X, ch, t, features)
 
             # --- next event
             if tick:

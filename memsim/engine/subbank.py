@@ -1,7 +1,7 @@
 """Sub-banks in the compiled loop: SALP-1, SALP-2, MASA and ERUCA (feature F_SUBBANK).
 
 Compiled only into the loop variants built with ``core.F_SUBBANK``; the plain DDR4 loop
-contains none of it. ``core._schedule_channel`` hands the whole channel to
+contains none of it. The loop hands the whole channel to
 :func:`schedule_channel` in those variants.
 
 The unit that holds a row is the sub-bank (sub-array): everywhere in the engine's state
@@ -36,7 +36,6 @@ import numpy as np
 from numba import njit
 
 from memsim.engine import core
-from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import INLINE as _INLINE
 
 # (core imports this module while it is being imported: nothing of core is used here
@@ -80,9 +79,11 @@ SubbankState = namedtuple("SubbankState", " ".join((
     "n_open open_since open_acc busy_acc last_bus last_col_bg last_col_bus counters",
 )))
 
-# The large steps (issuing a command, scanning a queue) are compiled as functions of
-# their own, not inlined: inlined, the variant took over 7 GB and many minutes to
-# compile. Calls cost little without the runtime's reference counting (_nrt=False).
+# The large steps (issuing a command, scanning a queue) are inlined into the loop like
+# core's helpers. Compiled as functions of their own they cost a call each, and numba
+# passes the state tuple S by value, every array of it flattened into the arguments:
+# the variant ran at 0.54x its inlined speed. Inlined, it compiles in about 105 s and
+# 2.7 GB (before memsim.engine.jit's inlining rule: over 7 GB and many minutes).
 
 
 def build_state(spec, cfg, nodes: dict) -> SubbankState:
@@ -178,7 +179,7 @@ def _push(e, node, L, cmd, scope, t, c0, c1):
             e[node, c] = at
 
 
-@njit(**_CALLEE)
+@njit(**_INLINE)
 def _apply_extra(P, T, S, Z, cmd, u, t):
     """What core._apply_constraints does not: SA_SEL as a command (previous or next) at
     the core scopes, the sibling, bus and column-path scopes, and the power window."""
@@ -370,7 +371,7 @@ def _patch_log(P, S, Z, u):
     S.log[i, LOG_SUBBANK] = k % sb
 
 
-@njit(**_CALLEE)
+@njit(**_INLINE)
 def _issue_pre(P, T, S, Z, t, x, req):
     _account(S, Z, core.PRE, x)
     core._issue_pre(P, T, S, t, x, req)
@@ -379,7 +380,7 @@ def _issue_pre(P, T, S, Z, t, x, req):
     _patch_log(P, S, Z, x)
 
 
-@njit(**_CALLEE)
+@njit(**_INLINE)
 def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x):
     """Issue ``cmd`` at unit ``x`` on behalf of request ``i`` of queue ``q``."""
     u = S.q_bank[q, ch, i]
@@ -432,7 +433,7 @@ def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x):
     _patch_log(P, S, Z, x)
 
 
-@njit(**_CALLEE)
+@njit(**_INLINE)
 def _after_refresh(P, S, Z, ch, t):
     """A PREA or REF just issued: the log row has no sub-bank; a PREA closed every unit
     of its rank."""
@@ -472,7 +473,7 @@ def _priority(P, Z, sched, kind, u, j):
     return 2
 
 
-@njit(**_CALLEE)
+@njit(**_INLINE)
 def _serve_owned(P, T, S, X, Z, ch, t, q, scan):
     """Activated requests of queue ``q`` (the one the write mode does not serve): the
     oldest whose next command is ready issues it. Returns (issued, next cycle)."""
@@ -508,7 +509,7 @@ def _serve_owned(P, T, S, X, Z, ch, t, q, scan):
     return False, nxt  # not reached: an activated request is queued until served
 
 
-@njit(**_CALLEE)
+@njit(**_INLINE)
 def _serve_queue(P, T, S, X, Z, ch, t, q, scan):
     """One command for the queue the write mode serves, by the scheduler's priority.
     Returns (issued, next cycle at which a command of the queue becomes ready)."""
@@ -560,7 +561,7 @@ def _serve_queue(P, T, S, X, Z, ch, t, q, scan):
     return True, nxt
 
 
-@njit(**_CALLEE)
+@njit(**_INLINE)
 def schedule_channel(P, T, S, X, ch, t):
     """Issue at most one command on channel ``ch`` at cycle ``t`` (the sub-bank variant
     of core._schedule_channel). Returns the next cycle this channel needs attention."""
