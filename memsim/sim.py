@@ -62,7 +62,7 @@ def _resolve_mode(cfg, trace_timed: bool) -> bool:
 
 # Shown on stderr when the engine is being compiled (a fresh checkout or a changed
 # engine): the one time memsim is slow to start. Measured on an idle 2-core machine:
-# 33 s for plain DDR4, up to 91 s for a mechanism's variant (cores); two to three times
+# 33 s for plain DDR4, up to 105 s for a mechanism's variant (sub-banks); two to three times
 # that on a busy one.
 COMPILE_NOTICE = ("memsim: compiling the engine once, 30 s to 2 minutes (longer on a busy "
                   "machine); later runs reuse it")
