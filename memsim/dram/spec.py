@@ -200,31 +200,19 @@ def build(cfg) -> DeviceSpec:
 def _compile_ddr4(std, iface, eff, burst, timings, scale, nda=False):
     """The standard's constraint rows (and the ECC scheme's) -> (latency[prev, scope,
     next] in engine ticks, windowed rules)."""
-    latency = np.full((N_CMD, N_SCOPES, N_CMD), NO_CONSTRAINT, np.int64)
-    windows = []  # (prev, scope, next, size, latency)
     rows = std.CONSTRAINTS + iface.extra_constraints() + (std.NDA_CONSTRAINTS if nda else ())
-    for level, prevs, nexts, expr, window, other in rows:
-        scope = SCOPE_OTHER_RANK if other else LEVEL[level]
-        if window > 1 and len(nexts) != 1:
-            raise ValueError(f"constraint {expr!r}: a windowed rule must name one next command")
-        for p in prevs:
-            # tBL in an expression is the burst of the *previous* command
-            t = dict(eff, tBL=burst.get(CMD[p], timings["tBL"]))
-            lat = _eval_latency(expr, t, scale)
-            for n in nexts:
-                if window > 1:
-                    windows.append((CMD[p], scope, CMD[n], window, lat))
-                else:
-                    cell = (CMD[p], scope, CMD[n])
-                    latency[cell] = max(latency[cell], lat)
-    _check_column_symmetry(latency)
-    return latency, windows
+    return _compile(rows, CMD, N_CMD, N_SCOPES, eff,
+                    burst_of=lambda p: burst.get(CMD[p], timings["tBL"]),
+                    scope_of=lambda level, expr: LEVEL[level], ticks=scale)
 
 
-def _compile(rows, ids, n_cmd, n_scopes, timings, burst_cycles, scope_of, scale=None):
-    """Constraint rows -> (latency[prev, scope, next], windowed rules). ``scope_of(level,
-    expr)`` gives a row's scope (rows with ``other`` set: SCOPE_OTHER_RANK);
-    ``scale(prev, next, expr, latency, window)`` may rewrite a row's (latency, window)."""
+def _compile(rows, ids, n_cmd, n_scopes, timings, burst_of, scope_of, scale=None,
+             ticks=1):
+    """Constraint rows -> (latency[prev, scope, next] in engine ticks of 1 / ``ticks``
+    cycle, windowed rules). ``burst_of(prev)`` is the burst (tBL in an expression) of
+    the previous command; ``scope_of(level, expr)`` gives a row's scope (rows with
+    ``other`` set: SCOPE_OTHER_RANK); ``scale(prev, next, expr, latency, window)`` may
+    rewrite a row's (latency, window)."""
     latency = np.full((n_cmd, n_scopes, n_cmd), NO_CONSTRAINT, np.int64)
     windows = []  # (prev, scope, next, size, latency)
     for level, prevs, nexts, expr, window, other in rows:
@@ -232,10 +220,7 @@ def _compile(rows, ids, n_cmd, n_scopes, timings, burst_cycles, scope_of, scale=
         if window > 1 and len(nexts) != 1:
             raise ValueError(f"constraint {expr!r}: a windowed rule must name one next command")
         for p in prevs:
-            # tBL in an expression is the burst of the *previous* command
-            burst = int(burst_cycles[ids[p]]) if ids[p] < len(burst_cycles) else 0
-            t = dict(timings, tBL=burst or timings["tBL"])
-            lat = _eval_latency(expr, t)
+            lat = _eval_latency(expr, dict(timings, tBL=burst_of(p)), ticks)
             for n in nexts:
                 size = window
                 if scale is not None:
@@ -280,8 +265,12 @@ def _compile_subbank(std, scheme, eruca, timings, burst_cycles):
     rows += [("channel", subbank_mod.COMMANDS, (subbank_mod.SA_SEL,), "1", 1, False),
              ("channel", (subbank_mod.SA_SEL,), subbank_mod.COMMANDS, "1", 1, False)]
     rows += [(level, prevs, nexts, expr, 1, False) for level, prevs, nexts, expr in rules.rows]
+    def burst_of(p):
+        burst = int(burst_cycles[ids[p]]) if ids[p] < len(burst_cycles) else 0
+        return burst or timings["tBL"]
+
     latency, windows = _compile(rows, ids, N_CMD_SUBBANK, N_SCOPES_SUBBANK, timings,
-                                burst_cycles, scope_of, scale)
+                                burst_of, scope_of, scale)
     power = []
     for prev, scope, nxt, size, lat in windows:
         if prev != ACT or nxt != ACT or scope != LEVEL["rank"]:
