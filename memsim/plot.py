@@ -340,9 +340,9 @@ def _legend(fig: Figure, handles, labels, title=None, ncol=None) -> None:
         fig.set_figwidth(need)
 
 
-def _suptitle(fig: Figure, main: str, d: _Data) -> None:
-    """Title plus which trace(s); on two lines when one would not fit. Failed runs are
-    always mentioned, even under a caller's title."""
+def _suptitle(fig: Figure, main: str, d: _Data, sub: str | None = None) -> None:
+    """Title plus which trace(s) (or ``sub``); on two lines when one would not fit.
+    Failed runs are always mentioned, even under a caller's title."""
     failed = (f"{len(d.failed)} of {d.total_runs} runs failed, not shown" if d.failed
               else "")
     if d.title is not None:  # given by the caller; "" means none
@@ -350,9 +350,36 @@ def _suptitle(fig: Figure, main: str, d: _Data) -> None:
         if text:
             fig.suptitle(text)
         return
-    sub = d.subtitle() + (f"; {failed}" if failed else "")
+    sub = (d.subtitle() if sub is None else sub) + (f"; {failed}" if failed else "")
     one_line = f"{main} ({sub})"
     fig.suptitle(one_line if 0.085 * len(one_line) < fig.get_figwidth() else f"{main}\n{sub}")
+
+
+def _clear_of_title(fig: Figure) -> None:
+    """Make the figure taller until no y label reaches into the title. (Constrained
+    layout keeps the title above the axes, but a y label longer than its axes are tall
+    sticks out above them.)"""
+    title = getattr(fig, "_suptitle", None)
+    if title is None or not title.get_text():
+        return
+    for _ in range(4):
+        renderer = fig.canvas.get_renderer()
+        fig.draw_without_rendering()
+        bottom = title.get_window_extent(renderer).y0
+        labels = [ax.yaxis.label.get_window_extent(renderer).y1 for ax in fig.axes
+                  if ax.get_visible() and ax.get_ylabel()]
+        overlap = max(labels, default=0.0) - bottom
+        if overlap <= 0:
+            return
+        fig.set_figheight(fig.get_figheight() + overlap / fig.dpi + 0.1)
+
+
+def _compared(keys: list[str]) -> str:
+    """``ECC scheme``, ``Speed bin and read queue depth``: the compared parameters."""
+    names = [param_label(k.removeprefix("config.")).split(" (")[0] for k in keys]
+    names = [n if i == 0 or n[:3].isupper() else n[0].lower() + n[1:]
+             for i, n in enumerate(names)]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 # ---------------------------------------------------------------------------- kinds
@@ -428,8 +455,15 @@ def _plot_schedulers(d: _Data, metric=None, **_) -> Figure:
                 label_ax.set_xlabel(param_label(inner))
             if len(d.traces) > 1 and (mi == 0 or not wide):
                 ax.set_title(_trace_name(t))
-    _legend(fig, list(handles.values()), list(handles), title="Scheduler")
-    _suptitle(fig, "Scheduler comparison", d)
+    if d.sched_varies:
+        _legend(fig, list(handles.values()), list(handles), title="Scheduler")
+        _suptitle(fig, "Scheduler comparison", d)
+    else:
+        # the bars are the other parameters' values: the x axis names them, and the
+        # title says what is compared (and under which scheduler)
+        main = f"{_compared(d.others)} comparison" if d.others else "Results"
+        _suptitle(fig, main, d, sub=f"{d.subtitle()}; scheduler {scheds[0]}")
+    _clear_of_title(fig)
     return fig
 
 
