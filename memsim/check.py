@@ -291,7 +291,7 @@ class Interface:
 
 @dataclass(frozen=True)
 class Violation:
-    line: int  # 1-based line in the CSV (the header is line 1)
+    line: int  # 1-based line of the file (the CSV header and the comments before it count)
     rule: str  # one of RULE_NAMES
     message: str  # rule, required gap, actual gap
     earlier: str  # the earlier command involved
@@ -924,7 +924,10 @@ def check_log(path, timings: dict, channels: int, ranks: int, bankgroups: int,
 
 
 def _check_chunks(checker: ProtocolChecker, path, chunk_rows: int) -> None:
-    header = pd.read_csv(path, nrows=0).columns
+    from memsim.cmdlog import read_header
+
+    skip, _ = read_header(path)  # the comment lines before the CSV header
+    header = pd.read_csv(path, nrows=0, skiprows=skip).columns
     missing = [c for c in COLUMNS if c not in header]
     if checker.sub is not None and "subbank" not in header:
         missing.append("subbank")
@@ -939,8 +942,9 @@ def _check_chunks(checker: ProtocolChecker, path, chunk_rows: int) -> None:
     if checker.sub is not None:
         cols.append("subbank")
         dtypes["subbank"] = "int64"
-    line = 2
-    with pd.read_csv(path, usecols=cols, dtype=dtypes, chunksize=chunk_rows) as reader:
+    line = 2 + skip
+    with pd.read_csv(path, usecols=cols, dtype=dtypes, chunksize=chunk_rows,
+                     skiprows=skip) as reader:
         for chunk in reader:
             checker.feed(chunk, line)
             line += len(chunk)

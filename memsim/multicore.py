@@ -153,7 +153,8 @@ def simulate(cfg, traces: list[CoreTrace], *, tick: bool = False, cmd_log=None,
     writer = None
     ok = False
     try:
-        writer = CommandLogWriter(cmd_log) if cmd_log is not None else None
+        writer = (CommandLogWriter(cmd_log, config=cfg.to_dict()) if cmd_log is not None
+                  else None)
         engine = Engine(cfg, spec, timed=True, tick=tick, log_sink=writer, cores=setup)
         jit_seconds, compiled = warm_up(engine, notify)
         t0 = time.perf_counter()
@@ -182,7 +183,8 @@ def _per_core(cfg, spec, traces: list[CoreTrace], C) -> dict:
         cycles = int(s[cores_mod.CS_CYCLES])
         target = int(s[cores_mod.CS_TARGET])
         lat = {"mean": s[cores_mod.CS_LAT_R] / reads if reads else float("nan"),
-               "p99": percentile(C.hist[j], 99) if reads else float("nan"),
+               "p99": (percentile(C.hist[j], 99, int(s[cores_mod.CS_MAX_R])) if reads
+                       else float("nan")),
                "max": int(s[cores_mod.CS_MAX_R]) if reads else float("nan")}
         out[f"core{j}"] = {
             "trace": ct.identity.get("path", ct.name),

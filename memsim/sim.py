@@ -168,7 +168,8 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
     ecc_on = spec.ecc is not None and spec.ecc.scheme != "none"
     try:
         if cmd_log is not None:
-            writer = CommandLogWriter(cmd_log, columns_for(cfg, spec), spec.time_scale)
+            writer = CommandLogWriter(cmd_log, columns_for(cfg, spec), spec.time_scale,
+                                      config=cfg.to_dict())
         engine = Engine(cfg, spec, timed=timed, tick=tick, log_sink=writer)
         # the ECC variant is fed each request's extra accesses right after it
         expander = Expander(spec.ecc, spec) if engine.ecc_state is not None else None
