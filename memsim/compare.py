@@ -189,10 +189,13 @@ def cmd_compare(args) -> int:
                        scheduler_address=args.scheduler_address,
                        progress=not args.quiet and sys.stderr.isatty(),
                        notify=not args.quiet)
-    except KeyboardInterrupt:
-        print(f"memsim compare: interrupted; finished runs are kept in {out}; run the same "
+    except KeyboardInterrupt as e:
+        from memsim.signals import Terminated, exit_status
+
+        what = "terminated" if isinstance(e, Terminated) else "interrupted"
+        print(f"memsim compare: {what}; finished runs are kept in {out}; run the same "
               f"command again to resume", file=sys.stderr)
-        return 130
+        return exit_status(e)
     print(format_table(df))
     failed = int((df["status"] != "ok").sum())
     reused = df.attrs.get("reused", 0)
