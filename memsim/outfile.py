@@ -29,7 +29,6 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-
 # Temporary files of OutputFiles being written in this process.
 _OPEN: set[Path] = set()
 
