@@ -625,11 +625,13 @@ class _Progress:
     def __init__(self, total: int, initial: int, enabled: bool, workers: int):
         from tqdm.auto import tqdm
 
+        from memsim.progress import width_options
+
         self.workers = max(1, workers)
         self.pending = total - initial
         self.failed = 0
         self.bar = tqdm(total=total, initial=initial, unit="run", desc="sweep",
-                        disable=not enabled, file=sys.stderr, dynamic_ncols=True,
+                        disable=not enabled, file=sys.stderr, **width_options(),
                         bar_format="{desc}: {n}/{total} done{postfix} |{bar}| "
                                    "[{elapsed}<{remaining}]")
         self._postfix()
