@@ -15,8 +15,7 @@ import numpy as np
 
 from memsim import sim
 from memsim.progress import FALLBACK_COLUMNS, LazyBar, width_options
-from memsim.trace import open_trace, write_trace
-from memsim.trace import textreader
+from memsim.trace import open_trace, textreader, write_trace
 
 
 def test_first_rate_counts_the_work_before_the_bar_appeared():
