@@ -162,7 +162,7 @@ def _check_no_overflow(path: str, block: bytes, rec: BlockRecords, good: np.ndar
         local_line = int(rec.line_index[good][np.argmax(wrapped)])
         raw = block.split(b"\n", local_line + 1)[local_line]
         raise record_error(path, lines_before + local_line + 1, raw,
-                           "bubble counts add up to more than 2**63 - 1 cycles")
+                           "instruction gaps add up to more than 2**63 - 1 cycles")
 
 
 def _running_max_before(values: np.ndarray, initial: int) -> np.ndarray:
@@ -187,13 +187,14 @@ def _raise_first_bad(path: str, fmt: TextFormat, block: bytes, rec: BlockRecords
         except LineError as exc:
             problem = str(exc)
     elif mixed[first]:
-        field = "bubble count" if fmt.lead_kind == "gap" else "cycle"
+        field = "instruction gap" if fmt.lead_kind == "gap" else "cycle"
+        a = "an" if field[0] in "aeiou" else "a"
         if state.timed:
             problem = (f"record has no {field} but line {state.first_record_line} has "
-                       f"one (either every record has a {field} or none does)")
+                       f"one (either every record has {a} {field} or none does)")
         else:
-            problem = (f"record has a {field} but line {state.first_record_line} has "
-                       f"none (either every record has a {field} or none does)")
+            problem = (f"record has {a} {field} but line {state.first_record_line} has "
+                       f"none (either every record has {a} {field} or none does)")
     else:
         previous = int(previous_cycle[first])
         problem = (f"cycle {int(rec.lead[first])} is before the previous record's cycle "
