@@ -43,12 +43,15 @@ def _add_config_args(p: argparse.ArgumentParser, default: str | None = None) -> 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="memsim", description="Trace-driven, cycle-exact DDR4 memory-system simulator.")
+        prog="memsim", description="Trace-driven, cycle-exact DDR4 memory-system simulator.",
+        epilog=f"Model reference (DDR4 rules and their sources, every metric's definition, "
+               f"the mechanisms): {reference('README.md')}")
     parser.add_argument("--version", action="version", version=f"memsim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     run = sub.add_parser("run", help="replay a trace and report bandwidth, latency, stalls",
-                         description="Replay a trace through the configured memory system.")
+                         description="Replay a trace through the configured memory system. "
+                                     f"What each metric means: {reference('metrics.md')}.")
     run.add_argument("trace", metavar="TRACE", nargs="*",
                      help="trace file (format detected from the content); - reads standard "
                           "input. With frontend.mode=cores: one trace per core (default: "

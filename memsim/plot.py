@@ -72,6 +72,16 @@ if TYPE_CHECKING:
 # command costs the CLI nothing.
 
 KINDS = ("schedulers", "latency-cdf", "stalls", "sweep", "nda", "ecc", "eruca", "cores")
+KIND_HELP = {  # one line each, for memsim plot --help
+    "schedulers": "bandwidth, read latency and energy per bit, a bar per scheduler or variant",
+    "latency-cdf": "read or write latency CDF per configuration",
+    "stalls": "stall time per configuration: turnarounds, row conflicts, refresh",
+    "sweep": "a metric against a swept parameter, a line per scheduler",
+    "nda": "NDA bandwidth and host read latency against the host's load",
+    "ecc": "each ECC scheme's bandwidth, latency and energy against no ECC",
+    "eruca": "sub-bank schemes' bandwidth and latency against DDR4",
+    "cores": "closed-loop cores: weighted and harmonic speedup, per-core slowdown",
+}
 FORMATS = (".png", ".pdf", ".svg")
 DEFAULT_SWEEP_METRIC = "bandwidth_gbps.total"
 SCHED_COL = "config.controller.scheduler"
@@ -1105,12 +1115,9 @@ def plot(results_dir, kind: str, out=None, *, metric: str | None = None,
 def add_plot_parser(subparsers) -> None:
     """``memsim plot RESULTS_DIR --kind KIND -o FILE.png|.pdf [--metric M] [--param P]``."""
     p = subparsers.add_parser(
-        "plot", help="plot a sweep: scheduler bars, latency CDFs, stalls, metric vs parameter",
+        "plot", help=f"plot a sweep: {', '.join(KINDS)}",
         description="Draw a figure from a sweep results directory (memsim sweep -o DIR). "
-                    "Kinds: schedulers (bandwidth and read latency per scheduler), "
-                    "latency-cdf (latency CDF per configuration), stalls (stall time per "
-                    "configuration: turnarounds, row conflicts, refresh), sweep (a metric "
-                    "against a swept parameter, one line per scheduler).")
+                    "Kinds: " + "; ".join(f"{k} ({KIND_HELP[k]})" for k in KINDS) + ".")
     p.add_argument("results", metavar="RESULTS_DIR", help="output directory of memsim sweep")
     p.add_argument("--kind", "-k", required=True, choices=KINDS, metavar="KIND",
                    help=f"which figure: {', '.join(KINDS)}")
