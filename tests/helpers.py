@@ -20,7 +20,7 @@ from memsim.mapping import AddressMapping
 from memsim.results import HOST_METRICS
 from memsim.sim import run_arrays
 
-# DDR4-2400R x8 8 Gb, in clock cycles (shared/reference/ddr4.md)
+# DDR4-2400R x8 8 Gb, in clock cycles (docs/reference/ddr4.md)
 CL, tRCD, tRP, tRAS, tRC, CWL = 16, 16, 16, 39, 55, 12
 tCCD_S, tCCD_L, tRRD_S, tRRD_L, tFAW = 4, 6, 4, 6, 26
 tWTR_S, tWTR_L, tRTP, tWR = 3, 9, 9, 18

@@ -1,9 +1,9 @@
 """DDR4 as data: organisations, speed bins and the timing-constraint table.
 
-Everything the engine and the protocol checker know about DDR4 lives here. Values come
-from ``shared/reference/ddr4.md`` (JEDEC-derived presets in Ramulator 2, DRAMsim3 and
-DRAMPower, and Micron datasheets). Timings are in DRAM clock cycles (tCK) unless a name
-says otherwise. Adding another standard means adding a module shaped like this one.
+Everything the engine and the protocol checker know about DDR4 lives here. The values
+and their sources (JEDEC's DDR4 standard; the speed-bin presets of Ramulator 2, DRAMsim3
+and DRAMPower; Micron datasheets) are listed in ``docs/reference/ddr4.md``. Timings are
+in DRAM clock cycles (tCK) unless a name says otherwise. Adding another standard means adding a module shaped like this one.
 """
 
 from __future__ import annotations
