@@ -3,7 +3,8 @@
 Everything the engine and the protocol checker know about DDR4 lives here. The values
 and their sources (JEDEC's DDR4 standard; the speed-bin presets of Ramulator 2, DRAMsim3
 and DRAMPower; Micron datasheets) are listed in ``docs/reference/ddr4.md``. Timings are
-in DRAM clock cycles (tCK) unless a name says otherwise. Adding another standard means adding a module shaped like this one.
+in DRAM clock cycles (tCK) unless a name says otherwise. Adding another standard means
+adding a module shaped like this one.
 """
 
 from __future__ import annotations
