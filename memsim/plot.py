@@ -804,6 +804,12 @@ def _plot_nda(d: _Data, metric=None, param=None, **_) -> Figure:
     return fig
 
 
+def _workload_name(trace: str) -> str:
+    """A cores workload (its traces joined by '+', as a sweep stores it) by its traces'
+    names: ``stream + random + hot + light``."""
+    return " + ".join(Path(p).stem for p in str(trace).split("+"))
+
+
 def _plot_cores(d: _Data, metric=None, **_) -> Figure:
     if metric is not None:
         raise PlotError("cores: --metric does not apply (the figure shows the speedups "
@@ -811,39 +817,57 @@ def _plot_cores(d: _Data, metric=None, **_) -> Figure:
     for c in ("cores.weighted_speedup", "cores.harmonic_speedup", "cores.count"):
         d.need(c)
     n_cores = int(d.df["cores.count"].max())
-    fig, axes = _figure(2, len(d.traces), max(3.6, 0.3 * n_cores * len(d.df) / max(
-        1, len(d.traces)) + 1.6), 2.6)
-    handles = []
+    fig, axes = _figure(3, len(d.traces), max(3.6, 0.3 * n_cores * len(d.df) / max(
+        1, len(d.traces)) + 1.6), 2.0, sharex="col")
+    # Three panels per workload, one idea each: the weighted speedup (0 to the number of
+    # cores: the throughput), the harmonic speedup (0 to 1: the fairness-weighted mean
+    # of the per-core speedups), and each core's slowdown.
+    rows = (("cores.weighted_speedup", n_cores, f"Weighted speedup\n(at most {n_cores})"),
+            ("cores.harmonic_speedup", 1.0, "Harmonic speedup\n(at most 1)"))
+    core_names: dict[int, set] = {j: set() for j in range(n_cores)}
+    core_bars: dict[int, object] = {}
     for k, t in enumerate(d.traces):
         sub = d.df[d.df["trace"] == t]
         labels = list(sub["_config"])
         x = np.arange(len(sub))
-        top, bottom = axes[0, k], axes[1, k]
-        w = 0.38
-        handles = [top.bar(x - w / 2, sub["cores.weighted_speedup"], w, color=PALETTE[0],
-                           label="weighted speedup", zorder=2),
-                   top.bar(x + w / 2, sub["cores.harmonic_speedup"], w, color=PALETTE[1],
-                           label="harmonic speedup", zorder=2)]
-        top.axhline(n_cores, color="0.4", linewidth=0.8, linestyle="--")
-        top.set_xticks(x, [""] * len(x))
-        top.set_title(_trace_name(t) if len(d.traces) > 1 else "")
+        for i, (col, best, _) in enumerate(rows):
+            ax = axes[i, k]
+            ax.bar(x, sub[col], 0.6, color=PALETTE[i], zorder=2)
+            ax.axhline(best, color="0.4", linewidth=0.8, linestyle="--")
+            ax.set_ylim(0, best * 1.08)
+            ax.annotate("no interference", (0.01, best), xycoords=("axes fraction", "data"),
+                        va="bottom", fontsize=7, color="0.3")
+        if len(d.traces) > 1:
+            axes[0, k].set_title(_workload_name(t))
+        bottom = axes[2, k]
         bw = 0.8 / n_cores
         for j in range(n_cores):
             col = f"cores.core{j}.slowdown"
             if col not in sub:
                 continue
-            bottom.bar(x - 0.4 + bw * (j + 0.5), sub[col], bw, zorder=2,
-                       color=PALETTE[(j + 2) % len(PALETTE)])
+            if f"cores.core{j}.trace" in sub:
+                core_names[j] |= {Path(str(p)).stem for p in sub[f"cores.core{j}.trace"]}
+            core_bars[j] = bottom.bar(x - 0.4 + bw * (j + 0.5), sub[col], bw, zorder=2,
+                                      color=PALETTE[(j + 2) % len(PALETTE)])
         bottom.axhline(1.0, color="0.4", linewidth=0.8, linestyle="--")
         rotate = max(len(s) for s in labels) * len(labels) > 40
         bottom.set_xticks(x, labels, rotation=35 if rotate else 0,
                           ha="right" if rotate else "center")
-        for ax in (top, bottom):
+        for ax in axes[:, k]:
             ax.grid(axis="x", visible=False)
-    axes[0, 0].set_ylabel(f"Speedup (of {n_cores})")
-    axes[1, 0].set_ylabel("Slowdown per core\n(alone IPC / IPC)")
-    _legend(fig, handles, [h.get_label() for h in handles], ncol=2)
-    _suptitle(fig, "Multi-programmed speedup and per-core slowdown", d)
+    for i, (_, _, label) in enumerate(rows):
+        axes[i, 0].set_ylabel(label)
+    axes[2, 0].set_ylabel("Slowdown per core\n(alone IPC / IPC)")
+    # the legend names the cores (and their trace, when a core runs one trace throughout)
+    names = [f"core {j}: {next(iter(core_names[j]))}" if len(core_names[j]) == 1
+             else f"core {j}" for j in sorted(core_bars)]
+    _legend(fig, [core_bars[j] for j in sorted(core_bars)], names, title="Slowdown of",
+            ncol=min(len(names), 4))
+    workloads = [_workload_name(t) for t in d.traces]
+    sub = (f"workload: {workloads[0]}" if len(workloads) == 1
+           else f"{len(workloads)} workloads")
+    _suptitle(fig, "Multi-programmed speedup and per-core slowdown", d, sub=sub)
+    _clear_of_title(fig)
     return fig
 
 
@@ -920,8 +944,9 @@ def _plot_ecc(d: _Data, metric=None, **_) -> Figure:
     traces = d.traces
     width = 0.8 / len(traces)
     x = np.arange(len(variants))
+    # a row of panels shares its y axis: one metric, one scale, comparable across panels
     fig, axes = _figure(len(metrics), len(panels), max(3.0, 0.42 * len(variants) + 1.2), 2.1,
-                        sharex=True)
+                        sharex=True, sharey="row")
     handles = {}
     missing = 0
     for pi, panel in enumerate(panels):
@@ -946,25 +971,31 @@ def _plot_ecc(d: _Data, metric=None, **_) -> Figure:
                               color=PALETTE[ti % len(PALETTE)], zorder=2)
                 handles.setdefault(_trace_name(t), bars)
             ax.axhline(0, color="black", linewidth=0.6, zorder=3)
-            if max((abs(b.get_height()) for b in ax.patches
-                    if np.isfinite(b.get_height())), default=0) > 200:
-                # an overloaded scheme's latency grows by orders of magnitude: keep the
-                # small changes readable (linear within +-10%, logarithmic beyond)
-                ax.set_yscale("symlog", linthresh=10)
-                low = min(b.get_height() for b in ax.patches if np.isfinite(b.get_height()))
-                if low >= 0:
-                    ax.set_ylim(bottom=0)
-            ax.set_ylabel(f"{label}\nvs none (%)")
+            if pi == 0:
+                ax.set_ylabel(f"{label}\nvs none (%)")
             ax.grid(axis="x", visible=False)
             if mi == 0 and panel:
                 ax.set_title(panel)
             if mi == len(metrics) - 1:
                 ax.set_xticks(x, variants, rotation=35, ha="right")
+    for mi in range(len(metrics)):
+        heights = [h for ax in axes[mi] for h in (b.get_height() for b in ax.patches)
+                   if np.isfinite(h)]
+        if max((abs(h) for h in heights), default=0) > 200:
+            # an overloaded scheme's latency grows by orders of magnitude: keep the small
+            # changes readable (linear within +-10%, logarithmic beyond), in every panel
+            # of the row alike
+            for ax in axes[mi]:
+                ax.set_yscale("symlog", linthresh=10)
+            low = min(heights)
+            if low > -10:  # nothing below the linear part: no empty log decades
+                axes[mi, 0].set_ylim(bottom=0 if low >= 0 else -10)
     if missing:
         warnings.warn(f"ecc: {missing} bars have no ecc.scheme none run with the same "
                       f"settings to compare against; not drawn", PlotWarning, stacklevel=2)
     _legend(fig, list(handles.values()), list(handles), title="Trace")
     _suptitle(fig, "ECC overheads against no ECC", d)
+    _clear_of_title(fig)
     return fig
 
 
