@@ -74,6 +74,12 @@ def read_log(path) -> pd.DataFrame:
     return pd.read_csv(path, dtype=dtypes, skiprows=skip)
 
 
+def log_body(path) -> str:
+    """A command log without its header comment (the config differs between runs)."""
+    with open(path) as f:
+        return "".join(line for line in f if not line.startswith("#"))
+
+
 def run_logged(tmp_path, addr, is_write=None, cycle=None, cfg=None, overrides=(),
                tick=False, name="cmd.csv", **kw):
     """Run with a command log; return (result, summary, log DataFrame, log path)."""
