@@ -9,7 +9,9 @@ Cases: 2 presets x 3 schedulers x 3 page policies x 4 traces (random, four strea
 hot rows with 1/3 writes as fast as possible; the mixed trace timestamped at one request
 every 3 cycles), 3,000 requests each. Each case records the SHA-256 of its command log
 (the CSV the engine writes, its first nine columns, so that columns added for other
-mechanisms do not count) and of the simulated part of its summary. ``--summary-keys``
+mechanisms do not count; the comment lines a log starts with, its version and config,
+are skipped, so that logs of trees before and after that header compare) and of the
+simulated part of its summary. ``--summary-keys``
 restricts the summary fingerprint to the given top-level keys (for changes that add
 metrics on purpose).
 """
@@ -50,6 +52,8 @@ def _digest(path: Path) -> str:
     h = hashlib.sha256()
     with open(path) as f:
         for line in f:
+            if line.startswith("#"):  # the header comment (memsim.cmdlog.header_comment)
+                continue
             h.update(",".join(line.rstrip("\n").split(",")[:9]).encode())
             h.update(b"\n")
     return h.hexdigest()

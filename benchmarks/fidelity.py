@@ -6,7 +6,7 @@ For a set of synthetic traces, each row shows the bandwidth memsim reports next 
 closed-form bound and their ratio, and memsim's mean read latency next to the
 closed-form latency and their ratio. Every bound is derived from the device spec's
 timings (``memsim.dram.spec.build(cfg).timings``); nothing is hard-coded. The closed
-forms follow ``shared/reference/ddr4.md`` ("Timing constraints", "Closed-form checks").
+forms follow ``docs/reference/ddr4.md`` ("Timing rules", "Closed forms").
 
 Columns:
 

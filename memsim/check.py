@@ -1,7 +1,7 @@
 """Protocol checker: replay a DRAM command log and report every DDR4 rule it breaks.
 
 The checker is deliberately independent of the engine. Every rule is written out below,
-by name, straight from ``shared/reference/ddr4.md``; only the timing *numbers* come
+by name, straight from ``docs/reference/ddr4.md``; only the timing *numbers* come
 from :func:`memsim.dram.ddr4.resolve_timings` (the engine's constraint table is not
 used). A command log is a CSV (optionally ``.csv.gz``) with the columns
 ``cycle,channel,rank,bankgroup,bank,row,column,command``; further columns are ignored.
@@ -24,8 +24,8 @@ against the earlier command that binds tightest.
 Two command sources. A log of a run with near-data accelerators has a ``source``
 column (``host`` / ``nda``; without it every command is the host's). Each rule says
 between which sources it holds (``Rule.between``, earlier -> later), written from the
-model of ``shared/reference/mechanisms.md`` section 2: an NDA drives its own rank's
-command and data pins, so every bank, bank-group and rank rule binds host and NDA
+model of ``docs/reference/nda.md``: an NDA drives its own rank's command and data
+pins, so every bank, bank-group and rank rule binds host and NDA
 commands in both directions and NDA commands among themselves; the channel's command
 bus, the other-rank data-bus hand-over and the channel's data bus concern host commands
 only; and a rank takes one command per cycle from either source (``rank_cmd``).
@@ -33,8 +33,8 @@ Sub-banks (SALP-1, SALP-2, MASA, ERUCA; :class:`SubbankRules`): the log's ``subb
 column names the unit within its bank; each unit has its own bank-level rules (its own
 tRCD, tRAS, tRP, tRC) and its own row, and :data:`SUBBANK_RULES` adds each scheme's
 rules between *sibling* units of a bank and its state rules, written from
-``shared/reference/mechanisms.md`` §1a and the sub-bank model of the README (the
-engine's sub-bank data in ``memsim/dram/subbank.py`` is not used). Back-to-back column
+``docs/reference/subbanks.md`` (the engine's sub-bank data in ``memsim/dram/subbank.py``
+is not used). Back-to-back column
 commands of a bank group are tCCD_L apart on the same bank-group data bus (one bus, as in
 DDR4, unless ERUCA's dual bus: sub-bank s uses bus s % 2).
 
@@ -291,7 +291,7 @@ class Interface:
 
 @dataclass(frozen=True)
 class Violation:
-    line: int  # 1-based line in the CSV (the header is line 1)
+    line: int  # 1-based line of the file (the CSV header and the comments before it count)
     rule: str  # one of RULE_NAMES
     message: str  # rule, required gap, actual gap
     earlier: str  # the earlier command involved
@@ -924,7 +924,10 @@ def check_log(path, timings: dict, channels: int, ranks: int, bankgroups: int,
 
 
 def _check_chunks(checker: ProtocolChecker, path, chunk_rows: int) -> None:
-    header = pd.read_csv(path, nrows=0).columns
+    from memsim.cmdlog import read_header
+
+    skip, _ = read_header(path)  # the comment lines before the CSV header
+    header = pd.read_csv(path, nrows=0, skiprows=skip).columns
     missing = [c for c in COLUMNS if c not in header]
     if checker.sub is not None and "subbank" not in header:
         missing.append("subbank")
@@ -939,8 +942,9 @@ def _check_chunks(checker: ProtocolChecker, path, chunk_rows: int) -> None:
     if checker.sub is not None:
         cols.append("subbank")
         dtypes["subbank"] = "int64"
-    line = 2
-    with pd.read_csv(path, usecols=cols, dtype=dtypes, chunksize=chunk_rows) as reader:
+    line = 2 + skip
+    with pd.read_csv(path, usecols=cols, dtype=dtypes, chunksize=chunk_rows,
+                     skiprows=skip) as reader:
         for chunk in reader:
             checker.feed(chunk, line)
             line += len(chunk)

@@ -21,6 +21,8 @@ from memsim.compare import add_compare_parser
 from memsim.mapping import AddressError
 from memsim.outfile import refuse_inputs
 from memsim.plot import add_plot_parser
+from memsim.reference import reference
+from memsim.signals import Terminated, exit_status, terminate_as_interrupt
 from memsim.sweep import add_sweep_parser
 from memsim.trace import FORMATS, TraceError
 from memsim.trace.cli import add_trace_parser
@@ -29,10 +31,11 @@ from memsim.trace.cli import add_trace_parser
 SHOW_VIOLATIONS = 20
 
 
-def _add_config_args(p: argparse.ArgumentParser) -> None:
+def _add_config_args(p: argparse.ArgumentParser, default: str | None = None) -> None:
+    default = default or config_mod.DEFAULT_PRESET
     p.add_argument("--config", "-c", metavar="FILE_OR_PRESET",
-                   help=f"YAML config file or preset name (default {config_mod.DEFAULT_PRESET};"
-                        f" see 'memsim config list')")
+                   help=f"YAML config file or preset name (default {default}; see 'memsim "
+                        f"config list')")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
                    help="override one config key, e.g. -p controller.scheduler=fcfs "
                         "(repeatable)")
@@ -40,12 +43,15 @@ def _add_config_args(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="memsim", description="Trace-driven, cycle-exact DDR4 memory-system simulator.")
+        prog="memsim", description="Trace-driven, cycle-exact DDR4 memory-system simulator.",
+        epilog=f"Model reference (DDR4 rules and their sources, every metric's definition, "
+               f"the mechanisms): {reference('README.md')}")
     parser.add_argument("--version", action="version", version=f"memsim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     run = sub.add_parser("run", help="replay a trace and report bandwidth, latency, stalls",
-                         description="Replay a trace through the configured memory system.")
+                         description="Replay a trace through the configured memory system. "
+                                     f"What each metric means: {reference('metrics.md')}.")
     run.add_argument("trace", metavar="TRACE", nargs="*",
                      help="trace file (format detected from the content); - reads standard "
                           "input. With frontend.mode=cores: one trace per core (default: "
@@ -76,9 +82,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="check a command log against the DDR4 rules",
                            description="Replay a command log (memsim run --cmd-log) against "
-                                       "every DDR4 timing and state rule.")
-    check.add_argument("log", metavar="FILE.csv[.gz]")
-    _add_config_args(check)
+                                       "every DDR4 timing and state rule, with the config "
+                                       "recorded in the log (or --config / -p). The rules: "
+                                       f"{reference('ddr4.md')}.")
+    check.add_argument("log", metavar="FILE.csv[.gz]",
+                       help="command log written by memsim run --cmd-log (gzip if it ends in "
+                            ".gz)")
+    _add_config_args(check, default="the config recorded in the log's header comment; -p "
+                                    "overrides apply to it")
     check.add_argument("--max", type=_non_negative, default=SHOW_VIOLATIONS, metavar="N",
                        help=f"after the per-rule counts, list the first N violations "
                             f"(default {SHOW_VIOLATIONS})")
@@ -194,11 +205,36 @@ def _check_log(path, cfg) -> int:
     return checker.total
 
 
+def _log_config(args) -> tuple[config_mod.Config, str | None]:
+    """The config ``memsim check`` replays a log with: ``--config`` if given, else the
+    one the log recorded in its header comment (a log of an older memsim has none: the
+    default preset, with the note returned); ``-p`` overrides apply on top."""
+    from memsim.cmdlog import read_header
+
+    if args.config is not None:
+        return config_mod.load(args.config, args.param), None
+    try:
+        _, recorded = read_header(args.log)
+    except (OSError, UnicodeDecodeError, EOFError):
+        recorded = None  # unreadable: the checker says why
+    if recorded is None:
+        note = (f"memsim check: {args.log} records no config (written by an older memsim); "
+                f"checking against {config_mod.DEFAULT_PRESET} (give --config)")
+        return config_mod.load(None, args.param), note
+    try:
+        return config_mod.load(recorded, args.param), None
+    except config_mod.ConfigError as e:
+        raise config_mod.ConfigError(f"{args.log}: the config recorded in the log: "
+                                     f"{e}") from None
+
+
 def cmd_check(args) -> int:
     from memsim import check
 
-    cfg = config_mod.load(args.config, args.param)
+    cfg, note = _log_config(args)
     checker = _checker(args.log, cfg, args.max)
+    if note:  # (only for a log that could be read)
+        print(note, file=sys.stderr)
     print(check.format_report(checker, args.log, args.max))
     return 1 if checker.total else 0
 
@@ -244,6 +280,11 @@ def show_config(cfg) -> str:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    with terminate_as_interrupt():  # SIGTERM (timeout, batch systems) like Ctrl-C
+        return _dispatch(args)
+
+
+def _dispatch(args) -> int:
     try:
         return args.func(args)
     except BrokenPipeError:
@@ -255,9 +296,10 @@ def main(argv=None) -> int:
     except (config_mod.ConfigError, TraceError, AddressError, ValueError, OSError) as e:
         print(f"memsim: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("memsim: interrupted; no result written", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        what = "terminated" if isinstance(e, Terminated) else "interrupted"
+        print(f"memsim: {what}; no result written", file=sys.stderr)
+        return exit_status(e)
 
 
 if __name__ == "__main__":

@@ -8,15 +8,23 @@ new column is one new entry here (and the engine filling it).
 :class:`CommandLogWriter` formats blocks with pyarrow's CSV writer (C++; about 5x
 faster than pandas' ``to_csv``) into an :class:`~memsim.outfile.OutputFile`, gzipped
 when the name ends in ``.gz``. The log is put in place only when the run succeeds.
+
+A log starts with comment lines (``#``) before the CSV header: the memsim version and
+the config the run had (one line of JSON after ``# config:``), so that ``memsim check``
+can replay the log against the right rules without being told the config again.
+:func:`read_header` reads them back; every reader skips them (``skiprows``).
 """
 
 from __future__ import annotations
 
 import gzip
+import json
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
+from memsim import __version__
 from memsim.dram.subbank import COMMANDS  # DDR4's, then SA_SEL (sub-arrays, MASA)
 from memsim.ecc import KINDS as ECC_KINDS
 from memsim.outfile import OutputFile
@@ -66,6 +74,45 @@ def columns_for(cfg, spec) -> tuple[LogColumn, ...]:
     return COLUMNS
 GZIP_LEVEL = 3  # about 3x faster than the default, files ~15% larger
 
+COMMENT = "#"
+CONFIG_TAG = "# config: "
+
+
+def header_comment(config: dict) -> str:
+    """The comment lines a log starts with: memsim's version, and ``config`` (a
+    :meth:`memsim.config.Config.to_dict` tree) as one line of JSON."""
+    return (f"# memsim {__version__} command log; the config it was produced with follows "
+            f"as JSON (memsim check reads it)\n"
+            f"{CONFIG_TAG}{json.dumps(config, separators=(',', ':'))}\n")
+
+
+def _open_text(path):
+    with open(path, "rb") as f:
+        gz = f.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rt") if gz else open(path)  # noqa: SIM115 - caller closes
+
+
+def read_header(path) -> tuple[int, dict | None]:
+    """(comment lines before the CSV header, the config recorded there or None) of a
+    command log (``.csv`` or gzip). Logs of older memsim versions have neither (0,
+    None). A ``# config:`` line that is not a JSON mapping raises ValueError."""
+    n, config = 0, None
+    with _open_text(os.fspath(path)) as f:
+        for line in f:
+            if not line.startswith(COMMENT):
+                break
+            n += 1
+            if line.startswith(CONFIG_TAG):
+                try:
+                    config = json.loads(line[len(CONFIG_TAG):])
+                except ValueError as e:
+                    raise ValueError(f"{os.fspath(path)}:{n}: the recorded config is not "
+                                     f"valid JSON ({e})") from None
+                if not isinstance(config, dict):
+                    raise ValueError(f"{os.fspath(path)}:{n}: the recorded config is not a "
+                                     f"mapping of sections")
+    return n, config
+
 
 def _strings(pa, names: tuple[str, ...]):
     """A pyarrow string array of ``names`` (built from buffers, without pandas)."""
@@ -88,9 +135,12 @@ class CommandLogWriter:
     place when ``ok`` and deletes it otherwise, so an aborted run leaves no log that
     looks complete. ``columns``: the log's columns (default :data:`COLUMNS`).
     ``time_scale`` > 1: the blocks' cycles are engine ticks of 1/time_scale cycle (DUO's
-    half-cycle grid), written as DRAM cycles with one decimal (``12.5``)."""
+    half-cycle grid), written as DRAM cycles with one decimal (``12.5``). ``config``: the
+    run's config (:meth:`~memsim.config.Config.to_dict`), recorded in the header
+    comment."""
 
-    def __init__(self, path, columns: tuple[LogColumn, ...] = COLUMNS, time_scale: int = 1):
+    def __init__(self, path, columns: tuple[LogColumn, ...] = COLUMNS, time_scale: int = 1,
+                 config: dict | None = None):
         import pyarrow as pa
         import pyarrow.csv as pacsv
 
@@ -105,6 +155,8 @@ class CommandLogWriter:
             raw = self.out.file
             self.f = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=GZIP_LEVEL) \
                 if str(path).endswith(".gz") else raw
+            if config is not None:
+                self.f.write(header_comment(config).encode())
             self.f.write((",".join(c.name for c in self.columns) + "\n").encode())
             fields = []
             self._tables = []

@@ -8,8 +8,10 @@ their cross product); ``-p key=value`` with one value applies to every variant. 
 comparison is a sweep (:mod:`memsim.sweep`) built from the arguments, so it runs in
 parallel (``--jobs``, ``--backend dask``), stores each run under ``DIR/runs/`` and
 resumes: running the same command again reuses finished runs. It prints one row per
-variant (and trace) with the columns of :data:`COLUMNS`, and writes the scheduler
-comparison figure to ``DIR/schedulers.png``.
+variant (and trace) with the columns of :data:`COLUMNS`, and writes a figure of the
+variants side by side to ``DIR/comparison.png`` (``memsim plot --kind schedulers``: one
+bar per scheduler when schedulers are compared, else one per variant, the title naming
+the compared keys).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 
 from memsim import config as config_mod
 
-FIGURE = "schedulers.png"
+FIGURE = "comparison.png"
 DEFAULT_OUT_ROOT = Path("results")
 
 
@@ -152,7 +154,7 @@ def add_compare_parser(subparsers) -> None:
         "compare", help="compare configurations (e.g. schedulers) on traces, one table",
         description="Run every combination of the -p values on every trace (as a sweep: "
                     "parallel, resumable, Dask-capable), print one row per variant and "
-                    "write the scheduler comparison figure to DIR/schedulers.png. "
+                    f"write a figure of the variants side by side to DIR/{FIGURE}. "
                     "Exits 1 if a run failed, 2 on bad input.")
     p.add_argument("traces", nargs="+", metavar="TRACE", help="trace file(s)")
     p.add_argument("-p", "--param", action="append", default=[], metavar="KEY=A,B,...",
@@ -187,10 +189,13 @@ def cmd_compare(args) -> int:
                        scheduler_address=args.scheduler_address,
                        progress=not args.quiet and sys.stderr.isatty(),
                        notify=not args.quiet)
-    except KeyboardInterrupt:
-        print(f"memsim compare: interrupted; finished runs are kept in {out}; run the same "
+    except KeyboardInterrupt as e:
+        from memsim.signals import Terminated, exit_status
+
+        what = "terminated" if isinstance(e, Terminated) else "interrupted"
+        print(f"memsim compare: {what}; finished runs are kept in {out}; run the same "
               f"command again to resume", file=sys.stderr)
-        return 130
+        return exit_status(e)
     print(format_table(df))
     failed = int((df["status"] != "ok").sum())
     reused = df.attrs.get("reused", 0)

@@ -438,6 +438,8 @@ def _check_consistency(cfg: Config) -> None:
     t = ddr4.resolve_timings(cfg.dram.speed, cfg.dram.org, cfg.dram.density_gbit,
                              cfg.dram.timing)
     _check_timings(t, cfg.dram.timing)
+    if cfg.dram.subbank_scheme != "none":
+        _check_subbank_timings(t, cfg.dram.timing)
     _check_power(cfg.dram)
     if cfg.dram.refresh and t["tREFI"] <= t["tRFC"] + t["tRP"]:
         raise ConfigError(
@@ -530,6 +532,20 @@ def _check_timings(t: dict, overridden: dict) -> None:
         if t[long_] < t[short]:
             raise ConfigError(f"{key(short, long_)}: {long_} = {t[long_]} is below "
                               f"{short} = {t[short]} cycles; {why}")
+
+
+def _check_subbank_timings(t: dict, overridden: dict) -> None:
+    """The sub-bank timings in effect within their ranges (subbank.TIMING_RANGES)."""
+    derived = subbank_mod.derive_timings(t, overridden)
+    for name, (low, high, why) in subbank_mod.TIMING_RANGES.items():
+        lo = int(eval(low, {"__builtins__": {}}, dict(t)))  # noqa: S307
+        hi = None if high is None else int(eval(high, {"__builtins__": {}}, dict(t)))  # noqa: S307
+        value = derived[name]
+        if value < lo or (hi is not None and value > hi):
+            allowed = (f"{lo} to {high} = {hi} cycles" if hi is not None
+                       else f"at least {lo} cycle{'s' * (lo != 1)}")
+            raise ConfigError(f"dram.timing.{name}: {value} cycles is outside the allowed "
+                              f"range, {allowed} ({why})")
 
 
 def _check_power(dram: DramConfig) -> None:

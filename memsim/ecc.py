@@ -131,6 +131,12 @@ def problems(cfg) -> list[str]:
     if s.lockstep and d.channels % 2:
         out.append(f"ecc.scheme: {s.name} runs channels in lockstep pairs, but dram.channels "
                    f"is {d.channels} (expected an even number)")
+    pl = e.parity_latency_cycles
+    if pl is not None and pl >= 1 and pl not in ddr4.PARITY_LATENCY_MODES:
+        modes = ddr4.PARITY_LATENCY_MODES
+        out.append(f"ecc.parity_latency_cycles: {pl} cycles is not a DDR4 parity latency "
+                   f"(mode register MR5 sets PL to {', '.join(map(str, modes[:-1]))} or "
+                   f"{modes[-1]} cycles; {d.speed}'s is {ddr4.PARITY_LATENCY[d.speed]})")
     if e.inline_cache_entries is not None and e.inline_cache_entries < 1:
         out.append(f"ecc.inline_cache_entries: {e.inline_cache_entries} entries; expected a "
                    f"positive number (leave it unset for no ECC cache)")

@@ -153,7 +153,8 @@ def simulate(cfg, traces: list[CoreTrace], *, tick: bool = False, cmd_log=None,
     writer = None
     ok = False
     try:
-        writer = CommandLogWriter(cmd_log) if cmd_log is not None else None
+        writer = (CommandLogWriter(cmd_log, config=cfg.to_dict()) if cmd_log is not None
+                  else None)
         engine = Engine(cfg, spec, timed=True, tick=tick, log_sink=writer, cores=setup)
         jit_seconds, compiled = warm_up(engine, notify)
         t0 = time.perf_counter()
@@ -182,7 +183,8 @@ def _per_core(cfg, spec, traces: list[CoreTrace], C) -> dict:
         cycles = int(s[cores_mod.CS_CYCLES])
         target = int(s[cores_mod.CS_TARGET])
         lat = {"mean": s[cores_mod.CS_LAT_R] / reads if reads else float("nan"),
-               "p99": percentile(C.hist[j], 99) if reads else float("nan"),
+               "p99": (percentile(C.hist[j], 99, int(s[cores_mod.CS_MAX_R])) if reads
+                       else float("nan")),
                "max": int(s[cores_mod.CS_MAX_R]) if reads else float("nan")}
         out[f"core{j}"] = {
             "trace": ct.identity.get("path", ct.name),
@@ -267,6 +269,25 @@ def with_alone(result: Result, alone: list[float]) -> Result:
     return result
 
 
+def _check_config_traces(cfg) -> None:
+    """The traces a config names (frontend.cores) must exist. They are relative to the
+    working directory, so a preset's (``traces/cores/...``) are found only from the
+    repository's root: say so, where that is, and the command that works anywhere."""
+    root = config_mod.preset_dir().parent
+    paths = cfg.frontend.cores
+    for i, p in enumerate(paths):
+        if Path(p).exists():
+            continue
+        hint = ""
+        if not Path(p).is_absolute() and (root / p).exists():
+            config = f" -c {cfg.name}" if cfg.name else ""
+            hint = (f"; it is in {root}: run from there, or name the traces on the command "
+                    f"line: memsim run{config} {' '.join(str(root / q) for q in paths)}")
+        raise config_mod.ConfigError(
+            f"frontend.cores[{i}]: {p}: no such file (the paths of frontend.cores are "
+            f"relative to the working directory, {Path.cwd()}){hint}")
+
+
 def run_cores(traces=None, config=None, overrides=(), *, fmt: str | None = None,
               alone: bool = False, alone_cache=None, tick: bool = False, cmd_log=None,
               skip_bad_lines: bool = False, wrap_addresses: bool = False,
@@ -283,6 +304,8 @@ def run_cores(traces=None, config=None, overrides=(), *, fmt: str | None = None,
         cfg = config_mod.load(cfg, [("frontend.cores", [str(t) for t in traces])])
     if not cfg.frontend.cores:
         raise config_mod.ConfigError("frontend.cores: no traces; give one trace per core")
+    if not traces:
+        _check_config_traces(cfg)
     cts = prepare(cfg.frontend.cores, cfg, fmt=fmt, skip_bad_lines=skip_bad_lines,
                   identity=identity)
     result = simulate(cfg, cts, tick=tick, cmd_log=cmd_log, wrap_addresses=wrap_addresses,

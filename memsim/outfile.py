@@ -14,7 +14,9 @@ through :class:`OutputFile`:
 * A directory is an error.
 
 New files get the permissions ``0666 & ~umask`` (like ``open()``); a replaced regular
-file keeps its permissions.
+file keeps its permissions. Temporary files not yet committed are listed, so that a
+process stopped by a signal can delete them (:func:`discard_open`, used by
+:mod:`memsim.signals`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,18 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
+
+# Temporary files of OutputFiles being written in this process.
+_OPEN: set[Path] = set()
+
+
+def discard_open() -> None:
+    """Delete the temporary files of every OutputFile still being written (for a process
+    that is about to end without unwinding)."""
+    for tmp in list(_OPEN):
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    _OPEN.clear()
 
 
 def _umask() -> int:
@@ -93,6 +107,7 @@ class OutputFile:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
                                    suffix=".partial")
         self.tmp = Path(tmp)
+        _OPEN.add(self.tmp)
         with contextlib.suppress(OSError):
             os.fchmod(fd, mode)
         self.file = os.fdopen(fd, "wb")
@@ -107,6 +122,7 @@ class OutputFile:
         self.file.close()
         if self.tmp is not None:
             os.replace(self.tmp, self.target)
+            _OPEN.discard(self.tmp)
             self.tmp = None
 
     def discard(self) -> None:
@@ -115,6 +131,7 @@ class OutputFile:
             self.file.close()
         if self.tmp is not None:
             self.tmp.unlink(missing_ok=True)
+            _OPEN.discard(self.tmp)
             self.tmp = None
 
     def __enter__(self) -> OutputFile:

@@ -72,6 +72,16 @@ if TYPE_CHECKING:
 # command costs the CLI nothing.
 
 KINDS = ("schedulers", "latency-cdf", "stalls", "sweep", "nda", "ecc", "eruca", "cores")
+KIND_HELP = {  # one line each, for memsim plot --help
+    "schedulers": "bandwidth, read latency and energy per bit, a bar per scheduler or variant",
+    "latency-cdf": "read or write latency CDF per configuration",
+    "stalls": "stall time per configuration: turnarounds, row conflicts, refresh",
+    "sweep": "a metric against a swept parameter, a line per scheduler",
+    "nda": "NDA bandwidth and host read latency against the host's load",
+    "ecc": "each ECC scheme's bandwidth, latency and energy against no ECC",
+    "eruca": "sub-bank schemes' bandwidth and latency against DDR4",
+    "cores": "closed-loop cores: weighted and harmonic speedup, per-core slowdown",
+}
 FORMATS = (".png", ".pdf", ".svg")
 DEFAULT_SWEEP_METRIC = "bandwidth_gbps.total"
 SCHED_COL = "config.controller.scheduler"
@@ -340,9 +350,9 @@ def _legend(fig: Figure, handles, labels, title=None, ncol=None) -> None:
         fig.set_figwidth(need)
 
 
-def _suptitle(fig: Figure, main: str, d: _Data) -> None:
-    """Title plus which trace(s); on two lines when one would not fit. Failed runs are
-    always mentioned, even under a caller's title."""
+def _suptitle(fig: Figure, main: str, d: _Data, sub: str | None = None) -> None:
+    """Title plus which trace(s) (or ``sub``); on two lines when one would not fit.
+    Failed runs are always mentioned, even under a caller's title."""
     failed = (f"{len(d.failed)} of {d.total_runs} runs failed, not shown" if d.failed
               else "")
     if d.title is not None:  # given by the caller; "" means none
@@ -350,9 +360,36 @@ def _suptitle(fig: Figure, main: str, d: _Data) -> None:
         if text:
             fig.suptitle(text)
         return
-    sub = d.subtitle() + (f"; {failed}" if failed else "")
+    sub = (d.subtitle() if sub is None else sub) + (f"; {failed}" if failed else "")
     one_line = f"{main} ({sub})"
     fig.suptitle(one_line if 0.085 * len(one_line) < fig.get_figwidth() else f"{main}\n{sub}")
+
+
+def _clear_of_title(fig: Figure) -> None:
+    """Make the figure taller until no y label reaches into the title. (Constrained
+    layout keeps the title above the axes, but a y label longer than its axes are tall
+    sticks out above them.)"""
+    title = getattr(fig, "_suptitle", None)
+    if title is None or not title.get_text():
+        return
+    for _ in range(4):
+        renderer = fig.canvas.get_renderer()
+        fig.draw_without_rendering()
+        bottom = title.get_window_extent(renderer).y0
+        labels = [ax.yaxis.label.get_window_extent(renderer).y1 for ax in fig.axes
+                  if ax.get_visible() and ax.get_ylabel()]
+        overlap = max(labels, default=0.0) - bottom
+        if overlap <= 0:
+            return
+        fig.set_figheight(fig.get_figheight() + overlap / fig.dpi + 0.1)
+
+
+def _compared(keys: list[str]) -> str:
+    """``ECC scheme``, ``Speed bin and read queue depth``: the compared parameters."""
+    names = [param_label(k.removeprefix("config.")).split(" (")[0] for k in keys]
+    names = [n if i == 0 or n[:3].isupper() else n[0].lower() + n[1:]
+             for i, n in enumerate(names)]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 # ---------------------------------------------------------------------------- kinds
@@ -428,8 +465,15 @@ def _plot_schedulers(d: _Data, metric=None, **_) -> Figure:
                 label_ax.set_xlabel(param_label(inner))
             if len(d.traces) > 1 and (mi == 0 or not wide):
                 ax.set_title(_trace_name(t))
-    _legend(fig, list(handles.values()), list(handles), title="Scheduler")
-    _suptitle(fig, "Scheduler comparison", d)
+    if d.sched_varies:
+        _legend(fig, list(handles.values()), list(handles), title="Scheduler")
+        _suptitle(fig, "Scheduler comparison", d)
+    else:
+        # the bars are the other parameters' values: the x axis names them, and the
+        # title says what is compared (and under which scheduler)
+        main = f"{_compared(d.others)} comparison" if d.others else "Results"
+        _suptitle(fig, main, d, sub=f"{d.subtitle()}; scheduler {scheds[0]}")
+    _clear_of_title(fig)
     return fig
 
 
@@ -760,6 +804,12 @@ def _plot_nda(d: _Data, metric=None, param=None, **_) -> Figure:
     return fig
 
 
+def _workload_name(trace: str) -> str:
+    """A cores workload (its traces joined by '+', as a sweep stores it) by its traces'
+    names: ``stream + random + hot + light``."""
+    return " + ".join(Path(p).stem for p in str(trace).split("+"))
+
+
 def _plot_cores(d: _Data, metric=None, **_) -> Figure:
     if metric is not None:
         raise PlotError("cores: --metric does not apply (the figure shows the speedups "
@@ -767,39 +817,57 @@ def _plot_cores(d: _Data, metric=None, **_) -> Figure:
     for c in ("cores.weighted_speedup", "cores.harmonic_speedup", "cores.count"):
         d.need(c)
     n_cores = int(d.df["cores.count"].max())
-    fig, axes = _figure(2, len(d.traces), max(3.6, 0.3 * n_cores * len(d.df) / max(
-        1, len(d.traces)) + 1.6), 2.6)
-    handles = []
+    fig, axes = _figure(3, len(d.traces), max(3.6, 0.3 * n_cores * len(d.df) / max(
+        1, len(d.traces)) + 1.6), 2.0, sharex="col")
+    # Three panels per workload, one idea each: the weighted speedup (0 to the number of
+    # cores: the throughput), the harmonic speedup (0 to 1: the fairness-weighted mean
+    # of the per-core speedups), and each core's slowdown.
+    rows = (("cores.weighted_speedup", n_cores, f"Weighted speedup\n(at most {n_cores})"),
+            ("cores.harmonic_speedup", 1.0, "Harmonic speedup\n(at most 1)"))
+    core_names: dict[int, set] = {j: set() for j in range(n_cores)}
+    core_bars: dict[int, object] = {}
     for k, t in enumerate(d.traces):
         sub = d.df[d.df["trace"] == t]
         labels = list(sub["_config"])
         x = np.arange(len(sub))
-        top, bottom = axes[0, k], axes[1, k]
-        w = 0.38
-        handles = [top.bar(x - w / 2, sub["cores.weighted_speedup"], w, color=PALETTE[0],
-                           label="weighted speedup", zorder=2),
-                   top.bar(x + w / 2, sub["cores.harmonic_speedup"], w, color=PALETTE[1],
-                           label="harmonic speedup", zorder=2)]
-        top.axhline(n_cores, color="0.4", linewidth=0.8, linestyle="--")
-        top.set_xticks(x, [""] * len(x))
-        top.set_title(_trace_name(t) if len(d.traces) > 1 else "")
+        for i, (col, best, _) in enumerate(rows):
+            ax = axes[i, k]
+            ax.bar(x, sub[col], 0.6, color=PALETTE[i], zorder=2)
+            ax.axhline(best, color="0.4", linewidth=0.8, linestyle="--")
+            ax.set_ylim(0, best * 1.08)
+            ax.annotate("no interference", (0.01, best), xycoords=("axes fraction", "data"),
+                        va="bottom", fontsize=7, color="0.3")
+        if len(d.traces) > 1:
+            axes[0, k].set_title(_workload_name(t))
+        bottom = axes[2, k]
         bw = 0.8 / n_cores
         for j in range(n_cores):
             col = f"cores.core{j}.slowdown"
             if col not in sub:
                 continue
-            bottom.bar(x - 0.4 + bw * (j + 0.5), sub[col], bw, zorder=2,
-                       color=PALETTE[(j + 2) % len(PALETTE)])
+            if f"cores.core{j}.trace" in sub:
+                core_names[j] |= {Path(str(p)).stem for p in sub[f"cores.core{j}.trace"]}
+            core_bars[j] = bottom.bar(x - 0.4 + bw * (j + 0.5), sub[col], bw, zorder=2,
+                                      color=PALETTE[(j + 2) % len(PALETTE)])
         bottom.axhline(1.0, color="0.4", linewidth=0.8, linestyle="--")
         rotate = max(len(s) for s in labels) * len(labels) > 40
         bottom.set_xticks(x, labels, rotation=35 if rotate else 0,
                           ha="right" if rotate else "center")
-        for ax in (top, bottom):
+        for ax in axes[:, k]:
             ax.grid(axis="x", visible=False)
-    axes[0, 0].set_ylabel(f"Speedup (of {n_cores})")
-    axes[1, 0].set_ylabel("Slowdown per core\n(alone IPC / IPC)")
-    _legend(fig, handles, [h.get_label() for h in handles], ncol=2)
-    _suptitle(fig, "Multi-programmed speedup and per-core slowdown", d)
+    for i, (_, _, label) in enumerate(rows):
+        axes[i, 0].set_ylabel(label)
+    axes[2, 0].set_ylabel("Slowdown per core\n(alone IPC / IPC)")
+    # the legend names the cores (and their trace, when a core runs one trace throughout)
+    names = [f"core {j}: {next(iter(core_names[j]))}" if len(core_names[j]) == 1
+             else f"core {j}" for j in sorted(core_bars)]
+    _legend(fig, [core_bars[j] for j in sorted(core_bars)], names, title="Slowdown of",
+            ncol=min(len(names), 4))
+    workloads = [_workload_name(t) for t in d.traces]
+    sub = (f"workload: {workloads[0]}" if len(workloads) == 1
+           else f"{len(workloads)} workloads")
+    _suptitle(fig, "Multi-programmed speedup and per-core slowdown", d, sub=sub)
+    _clear_of_title(fig)
     return fig
 
 
@@ -876,8 +944,9 @@ def _plot_ecc(d: _Data, metric=None, **_) -> Figure:
     traces = d.traces
     width = 0.8 / len(traces)
     x = np.arange(len(variants))
+    # a row of panels shares its y axis: one metric, one scale, comparable across panels
     fig, axes = _figure(len(metrics), len(panels), max(3.0, 0.42 * len(variants) + 1.2), 2.1,
-                        sharex=True)
+                        sharex=True, sharey="row")
     handles = {}
     missing = 0
     for pi, panel in enumerate(panels):
@@ -902,25 +971,31 @@ def _plot_ecc(d: _Data, metric=None, **_) -> Figure:
                               color=PALETTE[ti % len(PALETTE)], zorder=2)
                 handles.setdefault(_trace_name(t), bars)
             ax.axhline(0, color="black", linewidth=0.6, zorder=3)
-            if max((abs(b.get_height()) for b in ax.patches
-                    if np.isfinite(b.get_height())), default=0) > 200:
-                # an overloaded scheme's latency grows by orders of magnitude: keep the
-                # small changes readable (linear within +-10%, logarithmic beyond)
-                ax.set_yscale("symlog", linthresh=10)
-                low = min(b.get_height() for b in ax.patches if np.isfinite(b.get_height()))
-                if low >= 0:
-                    ax.set_ylim(bottom=0)
-            ax.set_ylabel(f"{label}\nvs none (%)")
+            if pi == 0:
+                ax.set_ylabel(f"{label}\nvs none (%)")
             ax.grid(axis="x", visible=False)
             if mi == 0 and panel:
                 ax.set_title(panel)
             if mi == len(metrics) - 1:
                 ax.set_xticks(x, variants, rotation=35, ha="right")
+    for mi in range(len(metrics)):
+        heights = [h for ax in axes[mi] for h in (b.get_height() for b in ax.patches)
+                   if np.isfinite(h)]
+        if max((abs(h) for h in heights), default=0) > 200:
+            # an overloaded scheme's latency grows by orders of magnitude: keep the small
+            # changes readable (linear within +-10%, logarithmic beyond), in every panel
+            # of the row alike
+            for ax in axes[mi]:
+                ax.set_yscale("symlog", linthresh=10)
+            low = min(heights)
+            if low > -10:  # nothing below the linear part: no empty log decades
+                axes[mi, 0].set_ylim(bottom=0 if low >= 0 else -10)
     if missing:
         warnings.warn(f"ecc: {missing} bars have no ecc.scheme none run with the same "
                       f"settings to compare against; not drawn", PlotWarning, stacklevel=2)
     _legend(fig, list(handles.values()), list(handles), title="Trace")
     _suptitle(fig, "ECC overheads against no ECC", d)
+    _clear_of_title(fig)
     return fig
 
 
@@ -1071,12 +1146,9 @@ def plot(results_dir, kind: str, out=None, *, metric: str | None = None,
 def add_plot_parser(subparsers) -> None:
     """``memsim plot RESULTS_DIR --kind KIND -o FILE.png|.pdf [--metric M] [--param P]``."""
     p = subparsers.add_parser(
-        "plot", help="plot a sweep: scheduler bars, latency CDFs, stalls, metric vs parameter",
+        "plot", help=f"plot a sweep: {', '.join(KINDS)}",
         description="Draw a figure from a sweep results directory (memsim sweep -o DIR). "
-                    "Kinds: schedulers (bandwidth and read latency per scheduler), "
-                    "latency-cdf (latency CDF per configuration), stalls (stall time per "
-                    "configuration: turnarounds, row conflicts, refresh), sweep (a metric "
-                    "against a swept parameter, one line per scheduler).")
+                    "Kinds: " + "; ".join(f"{k} ({KIND_HELP[k]})" for k in KINDS) + ".")
     p.add_argument("results", metavar="RESULTS_DIR", help="output directory of memsim sweep")
     p.add_argument("--kind", "-k", required=True, choices=KINDS, metavar="KIND",
                    help=f"which figure: {', '.join(KINDS)}")

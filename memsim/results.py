@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -49,15 +50,45 @@ def hist_values() -> np.ndarray:
     return values
 
 
+def hist_widths() -> np.ndarray:
+    """Latencies (cycles) each histogram bucket holds: 1 below ``HIST_LINEAR``, then
+    1/256 of the power of two the bucket lies in (256 cycles from 65,536, 512 from
+    131,072, ...)."""
+    idx = np.arange(core.HIST_SIZE, dtype=np.int64)
+    widths = np.ones(core.HIST_SIZE, np.int64)
+    hi = idx >= core.HIST_LINEAR
+    widths[hi] = 1 << (16 + (idx[hi] - core.HIST_LINEAR) // 256 - 8)
+    return widths
+
+
 _HIST_VALUES = hist_values()
+_HIST_WIDTHS = hist_widths()
 
 
-def _percentile(hist: np.ndarray, p: float) -> int:
-    """Nearest-rank percentile of a latency histogram, in cycles."""
-    total = int(hist.sum())
-    rank = max(1, int(np.ceil(p / 100.0 * total)))
-    i = int(np.searchsorted(np.cumsum(hist), rank))
-    return int(_HIST_VALUES[i])
+def _percentile(hist: np.ndarray, p: float, max_value: int | None = None) -> int | float:
+    """Nearest-rank percentile of a latency histogram, in cycles.
+
+    Exact below ``HIST_LINEAR`` cycles. Above, a bucket holds ``c`` latencies from
+    ``lo`` up to ``hi`` (its upper edge, or the run's exact maximum ``max_value`` + 1 in
+    the bucket that holds it); the rank's latency is interpolated as if they were spread
+    evenly from ``lo``: the k-th (1-based) is ``lo + (k - 1) * (hi - lo) / c``, never
+    above ``max_value``. That is exact when every cycle of the span holds one latency.
+    (Reporting the bucket's lower edge made p95 and p99 equal whenever they fell into
+    one bucket.)"""
+    cum = np.cumsum(hist)
+    total = int(cum[-1])
+    rank = max(1, math.ceil(p * total / 100))
+    i = int(np.searchsorted(cum, rank))
+    lo = int(_HIST_VALUES[i])
+    if i < core.HIST_LINEAR:
+        return lo
+    hi = lo + int(_HIST_WIDTHS[i])
+    if max_value is not None:
+        hi = min(hi, max_value + 1)
+    count = int(hist[i])
+    k = rank - (int(cum[i]) - count)
+    value = lo + (k - 1) * (hi - lo) / count
+    return value if max_value is None else min(value, max_value)
 
 
 percentile = _percentile
@@ -242,7 +273,8 @@ class Result:
         off = self.latency_offset_cycles
         cyc = {"mean": int(self.counters[core.C_LAT_SUM_R + q]) / n + off}
         for p in PERCENTILES:
-            cyc[f"p{p}"] = _percentile(self.hist[q], p) + off
+            cyc[f"p{p}"] = _percentile(self.hist[q], p,
+                                       int(self.counters[core.C_LAT_MAX_R + q])) + off
         cyc["max"] = int(self.counters[core.C_LAT_MAX_R + q]) + off
         # latency counts from the request's arrival (its trace timestamp when timed):
         # waiting for room in a full controller queue (front-end wait), then in the

@@ -168,7 +168,8 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
     ecc_on = spec.ecc is not None and spec.ecc.scheme != "none"
     try:
         if cmd_log is not None:
-            writer = CommandLogWriter(cmd_log, columns_for(cfg, spec), spec.time_scale)
+            writer = CommandLogWriter(cmd_log, columns_for(cfg, spec), spec.time_scale,
+                                      config=cfg.to_dict())
         engine = Engine(cfg, spec, timed=timed, tick=tick, log_sink=writer)
         # the ECC variant is fed each request's extra accesses right after it
         expander = Expander(spec.ecc, spec) if engine.ecc_state is not None else None
@@ -255,11 +256,18 @@ def _dram_cycles(chunk: TraceChunk, ratio: float, source: str) -> np.ndarray:
     return dram.astype(np.int64)
 
 
-def _run_with_bar(progress: bool | None, total: int | None, **kw) -> Result:
+def _run_with_bar(progress: bool | None, total: int | None, estimate=None, **kw) -> Result:
+    """simulate() with a progress bar; ``estimate()``, if given, is the latest estimate
+    of the total (a text trace: from the share of the file read so far)."""
     bar = _progress_bar(progress, total)
+    advance = None
+    if bar is not None:
+        def advance(n: int) -> None:
+            if estimate is not None:
+                bar.set_total(estimate())
+            bar.update(n)
     try:
-        return simulate(**kw, progress=bar.update if bar is not None else None,
-                        notify=progress is not False)
+        return simulate(**kw, progress=advance, notify=progress is not False)
     finally:
         if bar is not None:
             bar.close()
@@ -287,7 +295,8 @@ def run(trace, config=None, overrides=(), *, fmt: str | None = None,
             info["path"] = name
             info.update(format=reader.format, timed=reader.timed,
                         mode="timestamped" if timed else "afap")
-            result = _run_with_bar(progress, reader.length, chunks=reader.chunks(), cfg=cfg,
+            result = _run_with_bar(progress, reader.length, reader.estimated_length,
+                                   chunks=reader.chunks(), cfg=cfg,
                                    timed=timed, source=name, wrap_addresses=wrap_addresses,
                                    tick=tick, cmd_log=cmd_log, trace_info=info)
         except TraceError as e:

@@ -83,9 +83,10 @@ class MemorySystem:
         self._tck = self.tck_ns if unit == "ns" else 1.0
         self.mapping = AddressMapping(self.spec, cfg.mapping.order, cfg.mapping.xor_bank)
         self.capacity_bytes = self.mapping.capacity_bytes
-        self._writer = CommandLogWriter(cmd_log) if cmd_log is not None else None
+        self._writer = (CommandLogWriter(cmd_log, config=cfg.to_dict()) if cmd_log is not None
+                        else None)
         self._engine = Engine(cfg, self.spec, timed=True, step=True, log_sink=self._writer)
-        self.jit_seconds, _ = warm_up(self._engine, notify)
+        self.jit_seconds, self.jit_compiled = warm_up(self._engine, notify)
         self._decode = _ScalarDecoder(self.mapping)
         # requests made and not yet in the controller: columns of _buf, rows _head:_tail
         self._buf = np.zeros((5, _BUFFER), np.int64)  # arrival, is_write, bank, row, col
@@ -228,7 +229,7 @@ class MemorySystem:
             counters=e.S.counters.copy(), hist=e.S.hist.copy(),
             bank_stats=np.hstack([rw, e.S.bank_stats]), rank_stats=e.rank_activity(),
             cycles=e.final_cycle, wall_seconds=self._wall + time.perf_counter() - t0,
-            jit_seconds=self.jit_seconds,
+            jit_seconds=self.jit_seconds, jit_compiled=self.jit_compiled,
             trace={"path": "<simpy>", "mode": "simpy", "requests": self._made})
         self._result.bank_stats[:, :2] = self._rw
         return self._result

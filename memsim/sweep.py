@@ -625,11 +625,13 @@ class _Progress:
     def __init__(self, total: int, initial: int, enabled: bool, workers: int):
         from tqdm.auto import tqdm
 
+        from memsim.progress import width_options
+
         self.workers = max(1, workers)
         self.pending = total - initial
         self.failed = 0
         self.bar = tqdm(total=total, initial=initial, unit="run", desc="sweep",
-                        disable=not enabled, file=sys.stderr, dynamic_ncols=True,
+                        disable=not enabled, file=sys.stderr, **width_options(),
                         bar_format="{desc}: {n}/{total} done{postfix} |{bar}| "
                                    "[{elapsed}<{remaining}]")
         self._postfix()
@@ -665,11 +667,12 @@ _WARM_ENV = "MEMSIM_SWEEP_WARM_FORKSERVER"
 
 
 def _ignore_sigint() -> None:
-    """Workers (and the forkserver) leave Ctrl-C to the coordinating process, which
-    stops them; otherwise each would print a KeyboardInterrupt traceback."""
-    import signal
+    """Workers leave Ctrl-C to the coordinating process, which stops them (otherwise each
+    would print a KeyboardInterrupt traceback); SIGTERM, with which it stops them,
+    deletes the file a worker is writing (memsim.signals.worker_handlers)."""
+    from memsim.signals import worker_handlers
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    worker_handlers()
 
 
 def _require_dask() -> None:
@@ -705,6 +708,10 @@ def _start_pool(workers: int):
         # which would undo the block below: start it first.
         resource_tracker.ensure_running()
         old_handler = signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))
+        # SIGTERM too is held back (recorded, not blocked: the forkserver keeps its
+        # default action, so that a SIGTERM sent to the whole process group ends it)
+        old_term = signal.signal(signal.SIGTERM,
+                                 lambda *_: interrupted.append(signal.SIGTERM))
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     old = os.environ.get(_WARM_ENV)
     os.environ[_WARM_ENV] = "1"
@@ -720,7 +727,7 @@ def _start_pool(workers: int):
         except (BrokenProcessPool, EOFError, OSError):
             ex.shutdown(wait=False, cancel_futures=True)
             if interrupted:  # Ctrl-C reached the forkserver while it started
-                raise KeyboardInterrupt from None
+                raise _interruption(interrupted) from None
             raise RuntimeError(
                 "sweep: worker processes failed to start. A script that calls run_sweep "
                 "with jobs > 1 must guard its top level with if __name__ == '__main__': "
@@ -734,10 +741,21 @@ def _start_pool(workers: int):
             # unblocking runs the handler for a Ctrl-C that arrived meanwhile
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
             signal.signal(signal.SIGINT, old_handler)
+            signal.signal(signal.SIGTERM, old_term)
     if interrupted:
         ex.shutdown(wait=True, cancel_futures=True)
-        raise KeyboardInterrupt
+        raise _interruption(interrupted)
     return ex
+
+
+def _interruption(signals: list) -> KeyboardInterrupt:
+    """The exception for signals held back while the pool started: Terminated if a
+    SIGTERM was among them."""
+    import signal
+
+    from memsim.signals import Terminated
+
+    return Terminated() if signal.SIGTERM in signals else KeyboardInterrupt()
 
 
 def _run_local(todo: list[Job], jobs: int, on_done) -> None:
@@ -943,13 +961,16 @@ def cmd_sweep(args) -> int:
                        scheduler_address=args.scheduler_address,
                        progress=not args.no_progress and sys.stderr.isatty(),
                        notify=not args.no_progress)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        from memsim.signals import Terminated, exit_status
+
         done = sum(not p.name.endswith(".error.json")
                    for p in (Path(args.out) / RUNS_DIR).glob("*.json"))
-        print(f"memsim sweep: interrupted; {done} finished runs are kept in "
+        what = "terminated" if isinstance(e, Terminated) else "interrupted"
+        print(f"memsim sweep: {what}; {done} finished runs are kept in "
               f"{Path(args.out) / RUNS_DIR}; run the same command again to resume",
               file=sys.stderr)
-        return 130
+        return exit_status(e)
     failed = df[df["status"] != "ok"]
     for _, r in failed.iterrows():
         print(f"memsim sweep: failed: {r['label']} on {r['trace']}: {r['error']} "

@@ -14,12 +14,13 @@ import numpy as np
 import pandas as pd
 
 from memsim import check, config
+from memsim.cmdlog import read_header
 from memsim.dram import spec as spec_mod
 from memsim.mapping import AddressMapping
 from memsim.results import HOST_METRICS
 from memsim.sim import run_arrays
 
-# DDR4-2400R x8 8 Gb, in clock cycles (shared/reference/ddr4.md)
+# DDR4-2400R x8 8 Gb, in clock cycles (docs/reference/ddr4.md)
 CL, tRCD, tRP, tRAS, tRC, CWL = 16, 16, 16, 39, 55, 12
 tCCD_S, tCCD_L, tRRD_S, tRRD_L, tFAW = 4, 6, 4, 6, 26
 tWTR_S, tWTR_L, tRTP, tWR = 3, 9, 9, 18
@@ -63,11 +64,20 @@ def addresses(mapping: AddressMapping, fields) -> np.ndarray:
 
 
 def read_log(path) -> pd.DataFrame:
-    """A command log; its cycles are int64, or float64 on DUO's half-cycle grid (12.5)."""
+    """A command log (after its header comment); its cycles are int64, or float64 on
+    DUO's half-cycle grid (12.5)."""
+    skip, _ = read_header(path)
     with open(path) as f:
-        half_cycles = "." in f.readline() + f.readline()
+        lines = [f.readline() for _ in range(skip + 2)][skip:]
+    half_cycles = "." in "".join(lines)
     dtypes = dict(LOG_DTYPES, cycle="float64") if half_cycles else LOG_DTYPES
-    return pd.read_csv(path, dtype=dtypes)
+    return pd.read_csv(path, dtype=dtypes, skiprows=skip)
+
+
+def log_body(path) -> str:
+    """A command log without its header comment (the config differs between runs)."""
+    with open(path) as f:
+        return "".join(line for line in f if not line.startswith("#"))
 
 
 def run_logged(tmp_path, addr, is_write=None, cycle=None, cfg=None, overrides=(),

@@ -111,9 +111,18 @@ def test_check_subcommand_on_a_run_log(example_run, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip() == f"{out / 'cmd.csv'}: 0 violations"
 
+    # the log records the config it was produced with: no --config needed
+    proc = memsim("check", out / "cmd.csv")
+    assert proc.returncode == 0 and proc.stderr == "", proc.stdout + proc.stderr
+    assert proc.stdout.strip() == f"{out / 'cmd.csv'}: 0 violations"
+
     # move a column command that sits exactly tRCD (16) after its bank's ACT one cycle
-    # earlier: exit 1, the rule named with the CSV line (header = line 1)
-    log = pd.read_csv(out / "cmd.csv")
+    # earlier: exit 1, the rule named with the file's line (the config comment is line
+    # 2, the CSV header line 3)
+    comment = (out / "cmd.csv").read_text().splitlines(keepends=True)[:2]
+    assert comment[0].startswith(f"# memsim {__version__} command log")
+    assert comment[1].startswith('# config: {"dram":{"standard":"DDR4"')
+    log = pd.read_csv(out / "cmd.csv", skiprows=2)
     banked = log[log["bank"] >= 0]
     prev = banked.groupby(["bankgroup", "bank"])[["command", "cycle"]].shift(1)
     tight = banked[(prev["command"] == "ACT") & (banked["cycle"] - prev["cycle"] == 16)
@@ -122,11 +131,17 @@ def test_check_subcommand_on_a_run_log(example_run, tmp_path):
     i = tight.index[0]
     log.loc[i, "cycle"] -= 1
     bad = tmp_path / "bad.csv"
-    log.to_csv(bad, index=False)
+    bad.write_text("".join(comment) + log.to_csv(index=False))
     proc = memsim("check", bad)
     assert proc.returncode == 1
-    assert f"{bad}:{i + 2}: tRCD:" in proc.stdout
+    assert f"{bad}:{i + 4}: tRCD:" in proc.stdout
     assert "violation(s)" in proc.stdout
+    # a log without the comment (as an older memsim wrote it): the default preset
+    log.to_csv(bad, index=False)
+    proc = memsim("check", bad)
+    assert proc.returncode == 1 and f"{bad}:{i + 2}: tRCD:" in proc.stdout
+    assert proc.stderr == (f"memsim check: {bad} records no config (written by an older "
+                           f"memsim); checking against ddr4_2400_x8_1ch1r (give --config)\n")
 
 
 def test_run_check_reports_zero_violations(tmp_path):
@@ -145,7 +160,8 @@ def test_check_knows_a_run_without_refresh(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "protocol check: 0 violations" in proc.stdout
     assert memsim("check", log, "-p", "dram.refresh=false").returncode == 0
-    proc = memsim("check", log)  # the same log judged as a run with refresh
+    assert memsim("check", log).returncode == 0  # the config recorded in the log
+    proc = memsim("check", log, "-p", "dram.refresh=true")  # judged as a run with refresh
     assert proc.returncode == 1 and "refresh_interval" in proc.stdout
 
 
@@ -156,11 +172,15 @@ def test_multi_channel_preset_with_gzipped_log(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""  # --quiet
     with gzip.open(log, "rt") as f:
-        assert f.readline().strip() == ("cycle,channel,rank,bankgroup,bank,row,column,command,"
-                                        "request")
-    proc = memsim("check", log, "-c", "ddr4_3200_x8_2ch2r")
-    assert proc.returncode == 0, proc.stdout
-    assert "0 violations" in proc.stdout
+        lines = [f.readline() for _ in range(3)]
+    assert lines[2].strip() == "cycle,channel,rank,bankgroup,bank,row,column,command,request"
+    recorded = json.loads(lines[1].removeprefix("# config: "))
+    assert (recorded["name"], recorded["dram"]["channels"], recorded["dram"]["ranks"],
+            recorded["controller"]["scheduler"]) == ("ddr4_3200_x8_2ch2r", 2, 2, "fcfs")
+    for args in ((), ("-c", "ddr4_3200_x8_2ch2r")):  # recorded in the log, or given
+        proc = memsim("check", log, *args)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "0 violations" in proc.stdout
 
 
 @pytest.mark.parametrize("scheme", ["masa", "eruca"])
@@ -174,10 +194,12 @@ def test_subbank_preset_run_and_check_use_the_schemes_rules(tmp_path, scheme):
                   "--cmd-log", log)
     assert proc.returncode == 0, proc.stderr
     assert "protocol check: 0 violations" in proc.stdout
-    proc = memsim("check", log, "-c", preset)
-    assert proc.returncode == 0, proc.stdout
+    for args in (("-c", preset), ()):  # given, or recorded in the log
+        proc = memsim("check", log, *args)
+        assert proc.returncode == 0, proc.stdout
     # judged as plain DDR4: MASA's log is malformed (exit 2), ERUCA's breaks bank rules
-    assert memsim("check", log).returncode == {"masa": 2, "eruca": 1}[scheme]
+    plain = memsim("check", log, "-c", "ddr4_2400_x8_1ch1r")
+    assert plain.returncode == {"masa": 2, "eruca": 1}[scheme]
 
 
 def test_bad_config_key_exits_2_and_writes_nothing(tmp_path):

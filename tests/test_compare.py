@@ -72,7 +72,7 @@ def test_compare_table_figure_and_resume(traces, tmp_path, capsys):
                                   "energy", "nJ", "power", "mW"]
     assert [line.split()[0] for line in printed[1:4]] == ["fcfs", "frfcfs", "frfcfs_cap"]
     assert printed[4].startswith("3 runs (3 run now, 0 reused, 0 failed)")
-    assert (out / "schedulers.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "comparison.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # each row is the run of that variant, as memsim run gives it
     for line, sched in zip(printed[1:4], ("fcfs", "frfcfs", "frfcfs_cap"), strict=True):
         s = run(traces["a"], None, [f"controller.scheduler={sched}",
@@ -105,6 +105,25 @@ def test_compare_on_two_traces_and_two_parameters(traces, tmp_path, capsys):
     assert lines[9].startswith("8 runs (8 run now")
 
 
+def test_figure_of_a_non_scheduler_comparison_names_the_compared_key(traces, tmp_path):
+    from memsim.plot import plot
+
+    out = tmp_path / "o"
+    assert cli.main(["compare", str(traces["a"]), "-p", "controller.read_queue=8,16",
+                     "-o", str(out), "-j", "1", "-q"]) == 0
+    assert (out / "comparison.png").exists()
+    fig = plot(out, "schedulers")
+    title = fig._suptitle.get_text()
+    assert title.startswith("Read queue depth comparison (trace: a.trace; scheduler frfcfs")
+    assert not fig.legends  # (was a legend "Scheduler: frfcfs")
+    assert {ax.get_xlabel() for ax in fig.axes} == {"Read queue depth (entries)"}
+    # the title sits above every y label
+    r = fig.canvas.get_renderer()
+    fig.draw_without_rendering()
+    bottom = fig._suptitle.get_window_extent(r).y0
+    assert all(ax.yaxis.label.get_window_extent(r).y1 <= bottom for ax in fig.axes)
+
+
 def test_dask_backend(traces, tmp_path, capsys):
     out = tmp_path / "o"
     assert cli.main(["compare", str(traces["a"]), "-p", "controller.scheduler=fcfs,frfcfs",
@@ -114,7 +133,7 @@ def test_dask_backend(traces, tmp_path, capsys):
     assert cli.main(["compare", str(traces["a"]), "-p", "controller.scheduler=fcfs,frfcfs",
                      "-o", str(local), "-j", "1", "-q"]) == 0
     assert capsys.readouterr().out.splitlines()[:3] == lines[:3]
-    assert (out / "schedulers.png").exists()
+    assert (out / "comparison.png").exists()
 
 
 def test_energy_column_appears_once_the_summaries_have_it():
@@ -142,7 +161,7 @@ def test_readme_compare_example_prints_the_table_shown(tmp_path):
     command = re.search(r"^    (memsim compare .*?)$\n^\s+(-p .*)$", block, re.M)
     argv = (command.group(1).rstrip("\\").split()[1:] + command.group(2).split())
     argv[argv.index("-o") + 1] = str(tmp_path / "cmp")
-    shown = [line.strip() for line in block.split("schedulers.png`:")[1].split("It is a")[0]
+    shown = [line.strip() for line in block.split("comparison.png`:")[1].split("It is a")[0]
              .strip().splitlines()]
     out = subprocess.run([sys.executable, "-m", "memsim", *argv, "-q"], cwd=ROOT, check=True,
                          capture_output=True, text=True, timeout=300).stdout

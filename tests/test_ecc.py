@@ -465,18 +465,21 @@ def test_cli_run_check_and_errors(tmp_path):
     ecc_line = next(x for x in proc.stdout.splitlines() if x.startswith("ecc "))
     assert "duo: 0 RMW reads, 0 ECC reads, 0 ECC writes; GB/s useful" in ecc_line
     # the log's cycles have halves; memsim check knows DUO's bursts from the config
-    assert any(line.split(",")[0].endswith(".5") for line in log.read_text().splitlines()[1:])
-    proc = memsim_cli("check", log, "-p", "ecc.scheme=duo")
-    assert proc.returncode == 0 and proc.stdout.strip().endswith(": 0 violations")
-    proc = memsim_cli("check", log)  # a half-cycle log under plain DDR4
+    lines = log.read_text().splitlines()
+    head = [x for x in lines if x.startswith("#")] + [lines[2]]  # comments, CSV header
+    assert head[-1].startswith("cycle,") and len(head) == 3
+    assert any(line.split(",")[0].endswith(".5") for line in lines[3:])
+    for args in (("-p", "ecc.scheme=duo"), ()):  # given, or recorded in the log
+        proc = memsim_cli("check", log, *args)
+        assert proc.returncode == 0 and proc.stdout.strip().endswith(": 0 violations")
+    proc = memsim_cli("check", log, "-p", "ecc.scheme=none")  # a half-cycle log as DDR4
     assert proc.returncode == 2
     assert "is not a whole cycle (a log with half cycles comes from a run with 9-beat" \
         in proc.stderr
     # the same commands as whole cycles (rounded down), under 5-cycle bursts: too close
     rounded = tmp_path / "rounded.csv"
-    lines = log.read_text().splitlines()
-    rounded.write_text("\n".join([lines[0]] + [f"{int(float(x.split(',', 1)[0]))},"
-                                                f"{x.split(',', 1)[1]}" for x in lines[1:]]))
+    rounded.write_text("\n".join(head + [f"{int(float(x.split(',', 1)[0]))},"
+                                         f"{x.split(',', 1)[1]}" for x in lines[3:]]))
     proc = memsim_cli("check", rounded, "-p", "ecc.scheme=duo", "-p", "ecc.duo_even_bursts=true")
     assert proc.returncode == 1 and "data_bus" in proc.stdout
     proc = memsim_cli("run", "traces/example_mix.trace", "-p", "ecc.scheme=chipkill_x8_lockstep")

@@ -1,7 +1,7 @@
 """DRAM energy against closed forms: per-command energies from IDD currents plus the
 background of each rank, active while a bank is open (or a refresh is under way),
 precharged otherwise. Device: DDR4-2400R x8 8 Gb, 8 chips per rank, DRAMsim3's currents
-(shared/reference/ddr4.md)."""
+(docs/reference/ddr4.md)."""
 
 from __future__ import annotations
 

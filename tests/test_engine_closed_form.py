@@ -1,4 +1,4 @@
-"""The engine against closed-form timelines (shared/reference/ddr4.md, "Closed-form checks").
+"""The engine against closed-form timelines (docs/reference/ddr4.md, "Closed forms").
 
 Device: DDR4-2400R x8 8 Gb, one channel, one rank (the default preset). Every expected
 cycle below is an expression over the named timings of ``helpers`` (CL, tRCD, ...), worked

@@ -225,7 +225,7 @@ def _log(tmp_path) -> Path:
 
 
 def test_check_prints_counts_per_rule_then_the_first_n(tmp_path):
-    log = pd.read_csv(_log(tmp_path))
+    log = pd.read_csv(_log(tmp_path), comment="#")
     log["cycle"] = log["cycle"] // 4  # squeeze time: thousands of violations
     bad = tmp_path / "bad.csv"
     log.to_csv(bad, index=False)
@@ -264,7 +264,7 @@ def test_check_with_the_wrong_config_names_file_line_and_the_likely_cause(tmp_pa
     log = tmp_path / "two.csv"
     assert cli.main(["run", str(EXAMPLE), "-q", "-c", "ddr4_3200_x8_2ch2r",
                      "--cmd-log", str(log)]) == 0
-    proc = memsim("check", log)  # default preset: 1 channel, 1 rank
+    proc = memsim("check", log, "-c", "ddr4_2400_x8_1ch1r")  # 1 channel, 1 rank
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"memsim: error: {log}:")
     assert "malformed command" in proc.stderr

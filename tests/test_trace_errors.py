@@ -49,10 +49,13 @@ BAD_LINES = [
     ("ramulator2", "LD 0x40\nLOAD 0x40\n", 2,
      "'LOAD 0x40': unknown op 'LOAD' (expected LD or ST)"),
     ("ramulator2", "3 LD 0x40\nLD 0x80\n", 2,
-     "'LD 0x80': record has no bubble count but line 1 has one (either every record has "
-     "a bubble count or none does)"),
+     "'LD 0x80': record has no instruction gap but line 1 has one (either every record "
+     "has an instruction gap or none does)"),
     ("ramulator2", "3 LD 0x40\n-1 LD 0x40\n", 2,
-     "'-1 LD 0x40': negative bubble count -1 (must be >= 0)"),
+     "'-1 LD 0x40': negative instruction gap -1 (must be >= 0)"),
+    ("usimm", "0x40 R\n5 R 0x80\n", 2,
+     "'5 R 0x80': record has an instruction gap but line 1 has none (either every record "
+     "has an instruction gap or none does)"),
     ("usimm", "0x40 R\n0x40 X\n", 2, "'0x40 X': unknown op 'X' (expected R or W)"),
     ("usimm", "0 R 0x40 0x4a\n0 R 0x40 zz\n", 2, "'0 R 0x40 zz': bad pc 'zz' (expected hex)"),
     ("usimm", "0 R 0x40\n0 R 0x40 0x1 0x2\n", 2,
@@ -112,8 +115,8 @@ def test_line_numbers_are_right_across_blocks(tmp_path, monkeypatch):
 def test_bubble_counts_past_int64(tmp_path):
     path = tmp_path / "t.trace"
     path.write_text(f"{(1 << 63) - 10} LD 0x40\n9 LD 0x80\n")
-    with pytest.raises(TraceError, match=r"t\.trace:2: '9 LD 0x80': bubble counts add up to "
-                                         r"more than 2\*\*63 - 1 cycles"):
+    with pytest.raises(TraceError, match=r"t\.trace:2: '9 LD 0x80': instruction gaps add up "
+                                         r"to more than 2\*\*63 - 1 cycles"):
         open_trace(path).read_all()
 
 

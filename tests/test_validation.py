@@ -27,6 +27,7 @@ from helpers import (
     commands,
     comparable,
     conservation_errors,
+    log_body,
     read_log,
     resolve,
     run_arrays,
@@ -290,14 +291,14 @@ def test_cpu_clock_ratio_scales_arrivals(tmp_path):
     assert b.pop("config")["frontend"]["cpu_cycles_per_dram_cycle"] == 2.5
     a.pop("config")
     assert json.dumps(a, default=str) == json.dumps(b, default=str)
-    assert filecmp.cmp(tmp_path / "a.csv", tmp_path / "b.csv", shallow=False)
+    assert log_body(tmp_path / "a.csv") == log_body(tmp_path / "b.csv")  # (configs differ)
 
 
 def test_afap_mode_ignores_trace_cycles(tmp_path):
     addr, is_write, cycle = trace("random", 500, seed=5, write_ratio=0.3, timed_every=100.0)
     run_arrays(addr, is_write, None, cmd_log=tmp_path / "a.csv")
     run_arrays(addr, is_write, cycle, None, ["frontend.mode=afap"], cmd_log=tmp_path / "b.csv")
-    assert filecmp.cmp(tmp_path / "a.csv", tmp_path / "b.csv", shallow=False)
+    assert log_body(tmp_path / "a.csv") == log_body(tmp_path / "b.csv")  # (configs differ)
     log = read_log(tmp_path / "b.csv")
     assert log["cycle"].max() < cycle[-1]  # nothing waited for its trace cycle
 

@@ -1,9 +1,10 @@
 """DDR4 as data: organisations, speed bins and the timing-constraint table.
 
-Everything the engine and the protocol checker know about DDR4 lives here. Values come
-from ``shared/reference/ddr4.md`` (JEDEC-derived presets in Ramulator 2, DRAMsim3 and
-DRAMPower, and Micron datasheets). Timings are in DRAM clock cycles (tCK) unless a name
-says otherwise. Adding another standard means adding a module shaped like this one.
+Everything the engine and the protocol checker know about DDR4 lives here. The values
+and their sources (JEDEC's DDR4 standard; the speed-bin presets of Ramulator 2, DRAMsim3
+and DRAMPower; Micron datasheets) are listed in ``docs/reference/ddr4.md``. Timings are
+in DRAM clock cycles (tCK) unless a name says otherwise. Adding another standard means
+adding a module shaped like this one.
 """
 
 from __future__ import annotations
@@ -148,6 +149,10 @@ CONSTRAINTS = (
 # write latency CWL + PL.
 PARITY_LATENCY = {"DDR4_1600K": 4, "DDR4_1866M": 4, "DDR4_2133P": 4, "DDR4_2400R": 5,
                   "DDR4_2666U": 5, "DDR4_2933Y": 6, "DDR4_3200AA": 6}
+# The PL values mode register MR5 (A2:A0) can be set to (JESD79-4's MR5 table: 4, 5 and
+# 6 clocks for the bins above, 8 reserved for faster ones); ecc.parity_latency_cycles
+# must be one of them.
+PARITY_LATENCY_MODES = (4, 5, 6, 8)
 
 # Write CRC: two CRC beats after the eight data beats (BL10 on the data bus).
 WRITE_CRC_BEATS = 2

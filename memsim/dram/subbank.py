@@ -53,6 +53,18 @@ DERIVED_TIMINGS = {
 }
 # Timings named here take their value from DERIVED_TIMINGS' expression unless set.
 TIMING_NAMES = tuple(DERIVED_TIMINGS)
+# The values an override may take: (lowest, highest or None, why), the bounds as
+# expressions over the resolved timings. A sibling's gap of 0 cycles would put two
+# commands of one bank in one cycle, and tPA replaces tRP for a sibling: a longer gap
+# than the bank's own precharge would make a sibling slower than the bank itself.
+TIMING_RANGES = {
+    "tPA": ("1", "tRP", "a sibling's precharge-to-activate overlap: at least a cycle, at "
+                        "most the bank's own tRP"),
+    "tRA": ("1", None, "a sibling's column-read gap: at least a cycle"),
+    "tWA": ("1", None, "a sibling's column-write gap: at least a cycle"),
+    "tSCD": ("1", None, "sub-array select to column command: at least a cycle"),
+    "tCCD_SB": ("1", None, "column command to a sibling's: at least a cycle"),
+}
 
 # What an ACT needs of its open siblings (Scheme.act_siblings).
 ACT_ANY = 0  # nothing: several rows may be open in a bank (SALP-2, MASA)

@@ -16,7 +16,7 @@ import stat
 import sys
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import BinaryIO
 
@@ -115,9 +115,13 @@ def _skip_bom(f: BinaryIO) -> None:
         f.seek(0)
 
 
-def read_blocks(path: str, block_bytes: int) -> Iterator[bytes]:
-    """The decompressed content of ``path`` in blocks of about ``block_bytes``."""
+def read_blocks(path: str, block_bytes: int,
+                on_read: Callable[[int], None] | None = None) -> Iterator[bytes]:
+    """The decompressed content of ``path`` in blocks of about ``block_bytes``.
+    ``on_read`` is told, after each block, how many bytes of the file as stored
+    (compressed, for gzip) have been read: progress against the file's size."""
     with open_decompressed(path) as f:
+        stored = getattr(f, "fileobj", None) or f  # (a GzipFile reads from fileobj)
         with translated_io_errors(path):
             _skip_bom(f)
         while True:
@@ -125,6 +129,8 @@ def read_blocks(path: str, block_bytes: int) -> Iterator[bytes]:
                 block = f.read(block_bytes)
             if not block:
                 return
+            if on_read is not None:
+                on_read(stored.tell())
             yield block
 
 

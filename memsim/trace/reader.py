@@ -35,6 +35,10 @@ class TraceReader:
                     :meth:`chunks`; only ever non-zero with ``skip_bad_lines``
     length:         number of records if known without reading them all (binary
                     formats), else None
+    stored_bytes:   size of the file as stored (compressed, for gzip)
+    bytes_read, records_read: how far the current pass over a text trace has got
+                    (bytes of the file as stored, good records); see
+                    :meth:`estimated_length`
     """
 
     def __init__(self, path: str, format: str, timed: bool, compressed: bool,
@@ -47,6 +51,18 @@ class TraceReader:
         self.skip_bad_lines = skip_bad_lines
         self.bad_lines = 0
         self.length: int | None = None
+        self.stored_bytes = os.path.getsize(path)
+        self.bytes_read = self.records_read = 0
+
+    def estimated_length(self) -> int | None:
+        """The number of records: ``length`` if known, else, for a text trace being
+        read, the records read so far scaled by the file's size over the bytes read
+        (exact once the whole file is read; None before the first block)."""
+        if self.length is not None:
+            return self.length
+        if not self.bytes_read:
+            return None
+        return round(self.records_read * self.stored_bytes / self.bytes_read)
 
     def __repr__(self) -> str:
         timing = "timed" if self.timed else "untimed"
@@ -56,15 +72,19 @@ class TraceReader:
     def chunks(self) -> Iterator[TraceChunk]:
         """Stream the records, from the start, in chunks of at most ``chunk_size``."""
         self.bad_lines = 0
+        self.bytes_read = self.records_read = 0
 
         def count_bad(n: int) -> None:
             self.bad_lines += n
+
+        def on_block(stored_bytes: int, records: int) -> None:
+            self.bytes_read, self.records_read = stored_bytes, records
 
         if self.format in BINARY_FORMATS:
             return read_binary_chunks(self.path, self.format, self.chunk_size,
                                       self.skip_bad_lines, count_bad)
         return read_text_chunks(self.path, TEXT_FORMATS[self.format], self.chunk_size,
-                                self.skip_bad_lines, count_bad)
+                                self.skip_bad_lines, count_bad, on_block)
 
     __iter__ = chunks
 

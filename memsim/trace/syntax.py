@@ -13,11 +13,12 @@ Field kinds:
 ``op``     the request type, one of the format's read or write words
 ``addr``   byte address: ``0x``-prefixed hex, or a bare number in the format's base
 ``cycle``  absolute arrival cycle, non-negative decimal (the trace is *timed*)
-``gap``    bubble count: non-memory instructions before this request, non-negative
-           decimal. In Ramulator 2 and USIMM traces it leads the line and makes the
-           trace timed (the reader turns bubbles into cycles, see ``textreader``); in
-           native traces it is an optional last field that only the cores front end
-           reads (``R 0x40 12``: 12 instructions, then this load)
+``gap``    instruction gap: non-memory instructions before this request, non-negative
+           decimal (Ramulator 2 calls it the bubble count). In Ramulator 2 and USIMM
+           traces it leads the line and makes the trace timed (the reader turns gaps
+           into cycles, see ``textreader``); in native traces it is an optional last
+           field that only the cores front end reads (``R 0x40 12``: 12 instructions,
+           then this load). Messages call it the instruction gap in every format.
 ``pc``     program counter, hex, checked and ignored
 
 Bare addresses are decimal in native and Ramulator 2 traces and hex in DRAMsim3 and
@@ -95,7 +96,7 @@ USIMM = TextFormat(
 
 TEXT_FORMATS: dict[str, TextFormat] = {f.name: f for f in (NATIVE, DRAMSIM3, RAMULATOR2, USIMM)}
 
-FIELD_NAMES = {"op": "op", "addr": "address", "cycle": "cycle", "gap": "bubble count",
+FIELD_NAMES = {"op": "op", "addr": "address", "cycle": "cycle", "gap": "instruction gap",
                "pc": "pc"}
 
 
@@ -105,7 +106,7 @@ class LineError(Exception):
 
 @dataclass(frozen=True)
 class Record:
-    """One parsed line. ``lead`` is the cycle or bubble count, None when untimed;
+    """One parsed line. ``lead`` is the cycle or instruction gap, None when untimed;
     ``gap`` the non-memory instructions before it (0 when the line does not say)."""
 
     lead: int | None
@@ -169,9 +170,7 @@ def _parse_field(fmt: TextFormat, kind: str, token: bytes) -> int | bool:
             return False
         raise LineError(f"unknown op {_text(token)!r} (expected {fmt.ops_text})")
     if kind in ("cycle", "gap"):
-        # a native trace's optional last field is its instruction gap, not bubbles
-        name = "instruction gap" if kind != fmt.lead_kind else kind
-        return _parse_number(name, token, bare_base=10, prefixed_hex=False)
+        return _parse_number(kind, token, bare_base=10, prefixed_hex=False)
     if kind == "addr":
         return _parse_number(kind, token, bare_base=fmt.bare_addr_base, prefixed_hex=True)
     if kind == "pc":

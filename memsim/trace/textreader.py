@@ -48,14 +48,18 @@ class _State:
     last_cycle: int = -1  # cycle of the last good record (absolute or from bubbles)
     records: int = 0
     bad_lines: int = 0
+    stored_bytes_read: int = 0  # of the file as stored (compressed, for gzip)
 
 
 def read_text_chunks(path: str, fmt: TextFormat, chunk_size: int, skip_bad_lines: bool,
-                     count_bad: Callable[[int], None] = lambda n: None
+                     count_bad: Callable[[int], None] = lambda n: None,
+                     on_block: Callable[[int, int], None] | None = None
                      ) -> Iterator[TraceChunk]:
     """Yield the trace's records in chunks of ``chunk_size``.
 
-    ``count_bad`` is called with the number of lines skipped in each block.
+    ``count_bad`` is called with the number of lines skipped in each block; ``on_block``
+    with the bytes of the file (as stored) and the good records read so far, after each
+    block.
     """
     state = _State()
     rechunker = Rechunker(chunk_size)
@@ -64,6 +68,8 @@ def read_text_chunks(path: str, fmt: TextFormat, chunk_size: int, skip_bad_lines
         if bad:
             state.bad_lines += bad
             count_bad(bad)
+        if on_block is not None:
+            on_block(state.stored_bytes_read, state.records)
         yield from rechunker.push(piece)
     yield from rechunker.flush()
     if state.records == 0:
@@ -83,7 +89,10 @@ def _no_records_error(path: str, state: _State) -> TraceError:
 def _line_blocks(path: str, state: _State) -> Iterator[bytes]:
     """Blocks of whole lines, each ending in a newline (one is added at the very end)."""
     carry = b""
-    for data in read_blocks(path, BLOCK_BYTES):
+    def stored(n: int) -> None:
+        state.stored_bytes_read = n
+
+    for data in read_blocks(path, BLOCK_BYTES, stored):
         if carry:
             data = carry + data
         cut = data.rfind(b"\n") + 1
@@ -153,7 +162,7 @@ def _check_no_overflow(path: str, block: bytes, rec: BlockRecords, good: np.ndar
         local_line = int(rec.line_index[good][np.argmax(wrapped)])
         raw = block.split(b"\n", local_line + 1)[local_line]
         raise record_error(path, lines_before + local_line + 1, raw,
-                           "bubble counts add up to more than 2**63 - 1 cycles")
+                           "instruction gaps add up to more than 2**63 - 1 cycles")
 
 
 def _running_max_before(values: np.ndarray, initial: int) -> np.ndarray:
@@ -178,13 +187,14 @@ def _raise_first_bad(path: str, fmt: TextFormat, block: bytes, rec: BlockRecords
         except LineError as exc:
             problem = str(exc)
     elif mixed[first]:
-        field = "bubble count" if fmt.lead_kind == "gap" else "cycle"
+        field = "instruction gap" if fmt.lead_kind == "gap" else "cycle"
+        a = "an" if field[0] in "aeiou" else "a"
         if state.timed:
             problem = (f"record has no {field} but line {state.first_record_line} has "
-                       f"one (either every record has a {field} or none does)")
+                       f"one (either every record has {a} {field} or none does)")
         else:
-            problem = (f"record has a {field} but line {state.first_record_line} has "
-                       f"none (either every record has a {field} or none does)")
+            problem = (f"record has {a} {field} but line {state.first_record_line} has "
+                       f"none (either every record has {a} {field} or none does)")
     else:
         previous = int(previous_cycle[first])
         problem = (f"cycle {int(rec.lead[first])} is before the previous record's cycle "

@@ -97,7 +97,7 @@ def _checked_cycles(cycle, n: int) -> np.ndarray | None:
 def _gaps(cycle: np.ndarray, fmt: str) -> np.ndarray:
     gaps = np.diff(cycle, prepend=-1) - 1
     if len(gaps) and gaps.min() < 0:
-        raise ValueError(f"{fmt} traces store bubble counts, so their cycles must "
+        raise ValueError(f"{fmt} traces store instruction gaps, so their cycles must "
                          "strictly increase (one request per cycle at most)")
     return gaps
 
