@@ -22,12 +22,16 @@ State (:class:`SubbankState`, slot ``X_SUBBANK``), per unit ``u`` unless said:
 ``pre_done`` cycle its last precharge takes effect (an auto-precharge's is later than
 its command), ``act_at`` its last ACT, ``last_row`` its last opened row, ``rp_since``
 the cycle from which an ACT for a request, first seen waiting for a sibling's row
-(ERUCA's row-address path), could otherwise have issued (-1: none waits);
+(ERUCA's row-address path), could otherwise have issued (-1: none waits; the unit's
+next ACT ends it, see :func:`_row_path_resolved`);
 per bank ``selected`` (MASA's selected sub-array, -1), ``sel_req`` / ``sel_q`` (the
 request and queue of the SA_SEL that made the selection while no column command has
-used it, else -1: see :func:`_selection_held`) and the open-unit integral
-(``n_open``, ``open_since``, ``open_acc``, ``busy_acc``); per bank group ``last_bus``;
-per rank the bank group and bus of the last column command; ``counters`` (ZC_*).
+used it, else -1: see :func:`_selection_held`), ``work`` (the eruca scheduler: the
+scan in which the bank's open rows last had work, see :func:`_serve_queue`) and the
+open-unit integral (``n_open``, ``open_since``, ``open_acc``, ``busy_acc``); per bank
+group ``last_bus``; per rank the bank group and bus of the last column command;
+``counters`` (ZC_*); ``cand`` the eruca scheduler's scratch (row-path precharges
+decided after the scan).
 """
 
 from __future__ import annotations
@@ -80,7 +84,7 @@ K_NONE, K_HIT, K_OTHER, K_ROWPATH = -1, 0, 1, 2
 
 SubbankState = namedtuple("SubbankState", " ".join((
     "p node_bus node_pow node_cp bus_of pw",
-    "selected sel_req sel_q pre_done act_at last_row rp_since work",
+    "selected sel_req sel_q pre_done act_at last_row rp_since work cand",
     "n_open open_since open_acc busy_acc last_bus last_col_bg last_col_bus counters",
 )))
 
@@ -142,6 +146,7 @@ def build_state(spec, cfg, nodes: dict) -> SubbankState:
         last_row=np.full(nu, -1, i64),
         rp_since=np.full(nu, -1, i64),
         work=np.zeros(n_banks, i64),
+        cand=np.zeros((4, max(cfg.controller.read_queue, cfg.controller.write_queue)), i64),
         n_open=np.zeros(n_banks, i64),
         open_since=np.zeros(n_banks, i64),
         open_acc=np.zeros(n_banks, i64),
@@ -305,11 +310,9 @@ def _select(Z, bank, u, req, q):
 
 
 @njit(**_INLINE)
-def _next(P, S, Z, q, u, row, hit_first, capped, scan, t, avoid):
+def _next(P, S, Z, q, u, row, hit_first, capped, scan, t):
     """The next command for a request of queue ``q`` to unit ``u`` and ``row``: (command,
-    unit it addresses, kind K_*, earliest cycle a state rule allows it). ``avoid``: the
-    eruca scheduler's conflict avoidance applies to the request (:func:`_mark_work`
-    marked this scan's banks)."""
+    unit it addresses, kind K_*, earliest cycle a state rule allows it)."""
     sb = Z.p[ZP_SB]
     first = u - u % sb
     orow = S.open_row[u]
@@ -362,10 +365,6 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t, avoid):
                     if Z.rp_since[u] < 0:
                         # when its ACT could have issued but for the row path
                         Z.rp_since[u] = max(t, ready(S, Z, core.ACT, u))
-                    if avoid and Z.work[u // sb] == scan:
-                        # avoidance: the bank's open rows still have work (queued hits,
-                        # or ACTs compatible with them): batch it before closing one
-                        return -1, u, K_NONE, wait
                 if not _may_close(P, S, q, s, hit_first, capped, scan):
                     return -1, u, K_NONE, wait
                 return core.PRE, s, kind, wait
@@ -379,39 +378,6 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t, avoid):
             # would need it closed again), so it waits as a precharge would
             return -1, u, K_NONE, wait
     return core.ACT, u, K_OTHER, wait
-
-
-@njit(**_INLINE)
-def _mark_work(P, S, Z, ch, q, scan, n_scan):
-    """The eruca scheduler's view of each bank for this scan (queue ``q``): ``work`` =
-    scan when a request can make progress with the rows the bank has open: a row hit,
-    or an ACT of a closed sub-bank compatible with every open sibling (at least one)."""
-    sb = Z.p[ZP_SB]
-    head = S.q_head[q, ch]
-    mask = P[core.P_QMASK]
-    for j in range(n_scan):
-        i = (head + j) & mask
-        v = S.q_bank[q, ch, i]
-        bank = v // sb
-        row = S.q_row[q, ch, i]
-        orow = S.open_row[v]
-        if orow == row:
-            Z.work[bank] = scan
-            continue
-        if orow >= 0 or Z.work[bank] == scan:
-            continue
-        joins = False
-        first = v - v % sb
-        for s in range(first, first + sb):
-            o = S.open_row[s]
-            if s == v or o < 0:
-                continue
-            if not _compatible(Z, o, row):
-                joins = False
-                break
-            joins = True
-        if joins:
-            Z.work[bank] = scan
 
 
 # ---------------------------------------------------------------- bookkeeping
@@ -574,7 +540,7 @@ def _priority(P, Z, sched, kind, u, j):
     """Lower goes first (ties: the older request). FCFS: all alike; FR-FCFS: row hits,
     then the rest; ERUCA: FR-FCFS with hits on the other bus of their bank group first
     and precharges forced by the row-address path last (but never the oldest
-    request's)."""
+    request's, nor one past the age cap: ``j`` is then 0)."""
     if sched < core.SCHED_FRFCFS:
         return 0
     if sched != SCHED_ERUCA:
@@ -602,8 +568,7 @@ def _serve_owned(P, T, S, X, Z, ch, t, q, scan, features):
         u = S.owned[ch, k]
         if S.owner_q[u] != q or S.ref_pending[S.rank_of[u]] != 0:
             continue
-        cmd, x, kind, wait = _next(P, S, Z, q, u, S.open_row[u], False, False, scan, t,
-                                   False)
+        cmd, x, kind, wait = _next(P, S, Z, q, u, S.open_row[u], False, False, scan, t)
         if kind == K_NONE:
             continue
         r = max(ready(S, Z, cmd, x), wait)
@@ -644,21 +609,27 @@ def _serve_queue(P, T, S, X, Z, ch, t, q, scan, features):
     n_scan = S.q_len[q, ch]
     if sched == core.SCHED_FCFS_STRICT and n_scan > 1:
         n_scan = 1
+    # the eruca scheduler's avoidance: a row-path precharge waits while the bank's open
+    # rows still have work (a queued hit, or an ACT compatible with every open sibling,
+    # marked in ``work`` as the scan meets them), so it is decided after the scan
     avoid = sched == SCHED_ERUCA and Z.p[ZP_AVOID] != 0
-    if avoid:
-        _mark_work(P, S, Z, ch, q, scan, n_scan)
+    sb = Z.p[ZP_SB]
+    n_cand = 0
+    best_j = n_scan
     age_cap = Z.p[ZP_AGECAP]
     for j in range(n_scan):
         i = (head + j) & mask
         u = S.q_bank[q, ch, i]
         if S.ref_pending[S.rank_of[u]] != 0:
             continue
-        # the age cap: avoidance never holds a request that has waited that long
-        held = avoid and (age_cap == 0 or t - S.q_arr[q, ch, i] < age_cap)
         cmd, x, kind, wait = _next(P, S, Z, q, u, S.q_row[q, ch, i], hit_first, capped,
-                                   scan, t, held)
+                                   scan, t)
         if kind == K_NONE:
             continue
+        # the age cap: avoidance never holds a request that has waited that long
+        held = avoid and (age_cap == 0 or t - S.q_arr[q, ch, i] < age_cap)
+        if avoid and (kind == K_HIT or (cmd == core.ACT and Z.n_open[u // sb] > 0)):
+            Z.work[u // sb] = scan
         if kind == K_HIT and capped and S.scan_stamp[u] == scan and S.bypass[u] >= cap:
             continue  # the row-hit cap: an older request to this unit's row goes first
         r = max(ready(S, Z, cmd, x), wait)
@@ -667,13 +638,33 @@ def _serve_queue(P, T, S, X, Z, ch, t, q, scan, features):
                 nxt = r
             continue
         prio = _priority(P, Z, sched, kind, u, j if held else 0)
+        if held and kind == K_ROWPATH:
+            Z.cand[0, n_cand] = j
+            Z.cand[1, n_cand] = cmd
+            Z.cand[2, n_cand] = x
+            Z.cand[3, n_cand] = prio
+            n_cand += 1
+            continue
         if prio < best_prio:
             best_prio = prio
             best = i
+            best_j = j
             best_cmd = cmd
             best_x = x
             if prio == 0:
                 break
+    for k in range(n_cand):  # (in age order; none after a ready row hit ended the scan)
+        j = Z.cand[0, k]
+        i = (head + j) & mask
+        prio = Z.cand[3, k]
+        if Z.work[S.q_bank[q, ch, i] // sb] == scan:
+            continue
+        if prio < best_prio or (prio == best_prio and j < best_j):
+            best_prio = prio
+            best = i
+            best_j = j
+            best_cmd = Z.cand[1, k]
+            best_x = Z.cand[2, k]
     if best < 0:
         return False, nxt
     u = S.q_bank[q, ch, best]
