@@ -324,6 +324,87 @@ def run_cores(n: int, instructions: int) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------------- row path
+
+BREAKDOWN_TRACES = ("mix16", "hot", "progs4")
+
+
+def row_path_breakdown(n: int) -> str:
+    """Where the row-path stall goes, cycle by cycle: the engine's Python source
+    (NUMBA_DISABLE_JIT=1, in a subprocess) stepped every cycle, at DDR4-2400 x8 4 Gb,
+    with every sub-bank waiting for the row path (``rp_since`` set) classified by the
+    state of its incompatible open sibling in that cycle."""
+    import os
+    import subprocess
+
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    out = subprocess.run([sys.executable, __file__, "--breakdown-worker", str(n)], env=env,
+                         capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(f"the row-path breakdown failed:\n{out.stderr}")
+    return out.stdout
+
+
+def _breakdown_worker(n: int) -> None:
+    import collections
+
+    from memsim.engine import core
+    from memsim.engine import subbank as sb
+    from memsim.sim import run_arrays
+    from memsim.trace import generate
+
+    seen = collections.Counter()
+    last = [-1]
+    step = sb.schedule_channel
+
+    def classify(P, T, S, X, ch, t, features):
+        Z = X[core.X_SUBBANK]
+        if t != last[0]:
+            last[0] = t
+            q = S.wmode[ch]
+            units = Z.p[sb.ZP_SB]
+            for u in range(len(Z.rp_since)):
+                if Z.rp_since[u] < 0 or t < Z.rp_since[u]:
+                    continue
+                # (ERUCA's 2 sub-banks: an open sibling is the one that blocks it)
+                why = "released (tPA, the ACT's own timing)"
+                for s in range(u - u % units, u - u % units + units):
+                    if s == u or S.open_row[s] < 0:
+                        continue
+                    why = ("activated request not served" if S.owner_id[s] >= 0
+                           else "queued hits" if S.hits_pending[q, s] > 0
+                           else "precharge timing (tRAS, tRTP, tWR)"
+                           if sb.ready(S, Z, core.PRE, s) > t
+                           else "precharge ready, not issued")
+                seen[why] += 1
+        return step(P, T, S, X, ch, t, features)
+
+    sb.schedule_channel = classify
+    base = ["dram.refresh=true", "frontend.max_outstanding=64", "dram.density_gbit=4"]
+    print(f"row-path stall, where it goes: share of sub-bank-cycles waiting for the path "
+          f"(DDR4-2400 x8, {n:,} requests, cycle by cycle)")
+    for name in BREAKDOWN_TRACES:
+        if name == "progs4":
+            is_write, addr, _ = programs(n, 4, 16, 8)
+        else:
+            kind, kw = {"mix16": ("mix", dict(streams=16)),
+                        "hot": ("hotspot", dict(hot_bytes=1 << 20))}[name]
+            _, is_write, addr = generate(kind, n, seed=1, write_ratio=WRITE_RATIO,
+                                         footprint_bytes=GIB4, **kw)
+        for v in ("ERUCA + permutation", "ERUCA + avoidance"):
+            seen.clear()
+            last[0] = -1
+            over = base + [f"{k}={str(x).lower() if isinstance(x, bool) else x}"
+                           for k, x in VARIANTS[v].items()]
+            r = run_arrays(addr, is_write, None, None, over, tick=True)
+            rp = r.summary()["subbanks"]["resource_conflicts"]["row_path"]
+            waiting = {k: x for k, x in seen.items() if not k.startswith("released")}
+            total = sum(waiting.values()) or 1
+            parts = ", ".join(f"{k} {x / total:.0%}" for k, x in sorted(waiting.items()))
+            print(f"  {name:8}{v:22}{rp['stall_cycles'] / n:6.2f} stall cycles / request: "
+                  f"{parts}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", type=Path, default=Path("results/eruca"))
@@ -335,7 +416,14 @@ def main(argv=None) -> int:
                     help="requests per core's trace (the trace repeats)")
     ap.add_argument("--instructions", type=int, default=40000,
                     help="instructions each core runs")
+    ap.add_argument("--breakdown", type=int, metavar="N", default=0,
+                    help="also trace where the row-path stall goes, N requests per trace "
+                         "(the engine's Python source, cycle by cycle: minutes for 3000)")
+    ap.add_argument("--breakdown-worker", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.breakdown_worker:
+        _breakdown_worker(args.breakdown_worker)
+        return 0
     import pandas as pd
 
     from memsim import plot, sweep
@@ -357,6 +445,8 @@ def main(argv=None) -> int:
         print(f"\nwrote {args.out / 'eruca.png'}")
     if not args.no_cores:
         print(run_cores(args.core_requests, args.instructions))
+    if args.breakdown:
+        print("\n" + row_path_breakdown(args.breakdown))
     return 0
 
 
