@@ -180,7 +180,7 @@ RULE_NAMES = tuple(dict.fromkeys([r.name for r in RULES] + list(OTHER_RULES)))
 
 
 # --------------------------------------------------------------------------------------
-# Sub-banks: each scheme's sibling rules (mechanisms.md §1a) and state rules
+# Sub-banks: each scheme's sibling rules (docs/reference/subbanks.md) and state rules
 # --------------------------------------------------------------------------------------
 
 

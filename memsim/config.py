@@ -110,6 +110,7 @@ class ErucaConfig:
                                       metadata={"min": 0.0, "max": 1.0})
     avoid_row_path: bool = _E["avoid_row_path"]
     prefer_other_bus: bool = _E["prefer_other_bus"]
+    age_cap_cycles: int = field(default=_E["age_cap_cycles"], metadata={"min": 0})
 
 
 @dataclass
@@ -483,9 +484,7 @@ def _check_consistency(cfg: Config) -> None:
 def _check_front_end(cfg: Config) -> None:
     """Keys of the cores front end are errors unless frontend.mode is cores."""
     if cfg.frontend.mode == "cores":
-        for on, key, what in ((cfg.nda.enabled, "nda.enabled", "near-data accelerators"),
-                              (cfg.dram.subbank_scheme != "none", "dram.subbank_scheme",
-                               "sub-banks")):
+        for on, key, what in ((cfg.nda.enabled, "nda.enabled", "near-data accelerators"),):
             if on:
                 raise ConfigError(f"{key}: {what} with frontend.mode: cores are not "
                                   f"supported together (replay a trace instead)")

@@ -144,16 +144,17 @@ def simulate(cfg, traces: list[CoreTrace], *, tick: bool = False, cmd_log=None,
              wrap_addresses: bool = False, notify: bool = True) -> Result:
     """Run the cores on their (translated) traces; the Result's ``cores`` section has
     the per-core figures (no speedups: see :func:`with_alone`)."""
-    from memsim.cmdlog import CommandLogWriter
-    from memsim.sim import warm_up
+    from memsim.cmdlog import CommandLogWriter, columns_for
+    from memsim.sim import _subbank_stats, warm_up
 
     spec = spec_mod.build(cfg)
-    mapping = AddressMapping(spec, cfg.mapping.order, cfg.mapping.xor_bank)
+    mapping = AddressMapping.from_config(cfg, spec)
     setup = core_setup(cfg, spec, mapping, traces, wrap_addresses)
     writer = None
     ok = False
     try:
-        writer = (CommandLogWriter(cmd_log, config=cfg.to_dict()) if cmd_log is not None
+        writer = (CommandLogWriter(cmd_log, columns_for(cfg, spec), config=cfg.to_dict())
+                  if cmd_log is not None
                   else None)
         engine = Engine(cfg, spec, timed=True, tick=tick, log_sink=writer, cores=setup)
         jit_seconds, compiled = warm_up(engine, notify)
@@ -171,7 +172,8 @@ def simulate(cfg, traces: list[CoreTrace], *, tick: bool = False, cmd_log=None,
                   bank_stats=np.hstack([C.bank_rw, engine.S.bank_stats]),
                   rank_stats=engine.rank_activity(), cycles=engine.final_cycle,
                   wall_seconds=wall, jit_seconds=jit_seconds, jit_compiled=compiled,
-                  trace=info, cores=_per_core(cfg, spec, traces, C))
+                  trace=info, cores=_per_core(cfg, spec, traces, C),
+                  subbank=_subbank_stats(engine))
 
 
 def _per_core(cfg, spec, traces: list[CoreTrace], C) -> dict:

@@ -213,6 +213,8 @@ class Result:
             "bankgroup_column_pairs": {"same_bus": int(c[z.ZC_PAIR_SAME_BUS]),
                                        "other_bus": int(c[z.ZC_PAIR_OTHER_BUS])},
             "sa_sel": int(c[z.ZC_SASEL]),
+            # SA_SELs whose selection moved on (or whose row closed) unused
+            "sa_sel_superseded": int(c[z.ZC_SASEL_SUPERSEDED]),
             "resource_conflicts": conflicts,
         }
 
@@ -511,7 +513,8 @@ def _subbank_lines(s: dict) -> list[tuple[str, str]]:
         ("sub-banks", f"{sub['scheme']}, {sub['per_bank']} per bank: "
                       f"{sub['open_rows_per_busy_bank']:.3f} open rows per busy bank, "
                       f"same-group column pairs {pairs['same_bus']:,} on one bus / "
-                      f"{pairs['other_bus']:,} across buses, SA_SEL {sub['sa_sel']:,}"),
+                      f"{pairs['other_bus']:,} across buses, SA_SEL {sub['sa_sel']:,}"
+                      + (f" ({sub['sa_sel_superseded']:,} superseded)" if sub['sa_sel'] else "")),
         ("resource conflicts", ", ".join(f"{k.replace('_', ' ')} {v['count']:,} "
                                          f"({v['stall_cycles']:,} stall cycles)"
                                          for k, v in rc.items())),

@@ -4,7 +4,7 @@ As in test_check_rules: each timing case is a small legal log whose last command
 its earliest legal cycle; one cycle earlier breaks exactly the named rule. Device:
 DDR4-2400R x8 8 Gb (tRCD 16, tRP 16, tRAS 39, tRC 55, CL 16, CWL 12, tCCD_S 4, tCCD_L 6,
 tRRD_S 4, tRRD_L 6, tFAW 26, tRTP 9, tWR 18, tBL 4), two sub-banks per bank (15 row
-bits each), with the sub-bank timings' defaults tPA 1, tRA = CL // 2 = 8,
+bits each), with the sub-bank timings' defaults tPA 1, tRA = ceil(CL / 2) = 8,
 tWA = CWL + tBL + tWR // 2 = 25, tSCD 1, tCCD_SB = tCCD_L = 6 unless a case overrides.
 """
 

@@ -165,11 +165,10 @@ SUBBANK_POINTS = {
     "DDR4": {},
     "SALP-1": {"dram.subbanks_per_bank": 4, "dram.subbank_scheme": "salp1"},
     "MASA": {"dram.subbanks_per_bank": 4, "dram.subbank_scheme": "masa"},
-    "ERUCA, no avoidance": {"dram.subbanks_per_bank": 2, "dram.subbank_scheme": "eruca"},
-    "ERUCA + avoidance + dual bus": {"dram.subbanks_per_bank": 2,
-                                     "dram.subbank_scheme": "eruca",
-                                     "controller.scheduler": "eruca",
-                                     "eruca.bg_data_buses": 2},
+    "ERUCA naive": {"dram.subbanks_per_bank": 2, "dram.subbank_scheme": "eruca"},
+    "ERUCA + dual bus": {"dram.subbanks_per_bank": 2, "dram.subbank_scheme": "eruca",
+                         "mapping.row_permutation": True, "controller.scheduler": "eruca",
+                         "eruca.bg_data_buses": 2},
 }
 
 
@@ -178,29 +177,41 @@ def test_eruca_kind_normalises_each_variant_to_ddr4(results, tmp_path):
                                      hot_bytes=1 << 20, footprint_bytes=1 << 30)
     trace = str(tmp_path / "hot.trace")
     write_trace(trace, cycle, is_write, addr)
-    points = [{"dram.speed": speed, **over} for speed in ("DDR4_2400R", "DDR4_3200AA")
+    speeds = ("DDR4_1600K", "DDR4_2400R", "DDR4_3200AA")
+    points = [{"dram.speed": speed, **over} for speed in speeds
               for over in SUBBANK_POINTS.values()]
-    df = run_sweep({"traces": [trace], "points": points,
-                    "overrides": {"mapping.row_permutation": False}}, tmp_path / "sb",
-                   jobs=1, progress=False)
+    df = run_sweep({"traces": [trace], "points": points}, tmp_path / "sb", jobs=1,
+                   progress=False)
     assert (df["status"] == "ok").all()
+    # more than two devices: the last one alone, a paper column wide
     fig = plot(tmp_path / "sb", "eruca", tmp_path / "eruca.png")
     assert (tmp_path / "eruca.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert fig.get_figwidth() == pytest.approx(3.4)
     texts = _texts(fig)
-    for name in [*list(SUBBANK_POINTS)[1:], "row path", "bank-group bus", "tFAW",
-                 "column path", "Bandwidth / DDR4", "DDR4_3200AA"]:
+    for name in [*list(SUBBANK_POINTS)[1:], "Bandwidth\n/ DDR4", "p99 read\nlatency / DDR4",
+                 "Row-path stall\ncycles / request", "BG-bus stall\ncycles / request",
+                 "DDR4_3200AA", "hot"]:
         assert name in texts, name
-    # the first panel's bars: each variant's bandwidth over DDR4's on the same speed bin
+    assert "DDR4_1600K" not in texts and "(1 of 3 devices shown)" in fig.get_suptitle()
+    # the bandwidth panel: one bar per variant (one trace), over DDR4 on the same device
     bw = df.set_index([df["config.dram.speed"], df["label"]])["bandwidth_gbps.total"]
     labels = list(df["label"])
+    n = len(SUBBANK_POINTS)
+
+    def expected(s):
+        return [bw[(speeds[s], labels[s * n + v])] / bw[(speeds[s], labels[s * n])]
+                for v in range(1, n)]
+
     heights = [b.get_height() for b in fig.axes[0].patches]
-    expected = []
-    for v in range(1, len(SUBBANK_POINTS)):
-        for s, speed in enumerate(("DDR4_2400R", "DDR4_3200AA")):
-            row = labels[s * len(SUBBANK_POINTS) + v]
-            base = labels[s * len(SUBBANK_POINTS)]
-            expected.append(bw[(speed, row)] / bw[(speed, base)])
-    assert heights == pytest.approx(expected, rel=1e-12)
+    assert heights == pytest.approx(expected(2), rel=1e-12)
+    # two devices: a column each
+    keep = df["config.dram.speed"] != "DDR4_1600K"
+    shutil.copytree(tmp_path / "sb", tmp_path / "sb2")
+    df[keep].to_parquet(tmp_path / "sb2" / "results.parquet")
+    fig = plot(tmp_path / "sb2", "eruca")
+    assert [ax.get_title() for ax in fig.axes[:2]] == ["DDR4_2400R", "DDR4_3200AA"]
+    assert [b.get_height() for b in fig.axes[0].patches] == pytest.approx(expected(1),
+                                                                          rel=1e-12)
     # a sweep without sub-banks has nothing to compare
     with pytest.raises(PlotError, match=r"no sub-bank runs .*\(benchmarks/eruca.py"):
         plot(results["small"], "eruca")

@@ -3,10 +3,11 @@ timelines, the shared-resource counters, and validity of every run.
 
 Device of the closed-form cases: DDR4-2400R x8 8 Gb (the named timings of ``helpers``),
 two sub-banks per bank, refresh off. Sub-bank timings (memsim/dram/subbank.py):
-tPA = 1, tRA = CL // 2, tWA = CWL + tBL + tWR // 2, tSCD = 1, tCCD_SB = tCCD_L. Every
-expected cycle is an expression over these names. Without an ``sb`` field in the
-mapping the sub-bank is the top row bit: row 5 of sub-bank 1 is DDR4's row 5 + 2**15 of
-the same bank, so the same addresses run on plain DDR4 as two rows of one bank.
+tPA = 1, tRA = (CL + 1) // 2 (ceil(CL / 2)), tWA = CWL + tBL + tWR // 2, tSCD = 1,
+tCCD_SB = tCCD_L. Every expected cycle is an expression over these names. Without an
+``sb`` field in the mapping the sub-bank is the top row bit: row 5 of sub-bank 1 is
+DDR4's row 5 + 2**15 of the same bank, so the same addresses run on plain DDR4 as two
+rows of one bank.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from memsim.dram import spec as spec_mod
 from memsim.mapping import AddressMapping
 from memsim.sim import run_arrays
 
-tPA, tRA, tWA, tSCD, tCCD_SB = 1, CL // 2, CWL + tBL + tWR // 2, 1, tCCD_L
+tPA, tRA, tWA, tSCD, tCCD_SB = 1, (CL + 1) // 2, CWL + tBL + tWR // 2, 1, tCCD_L
 ROW_BITS = 15  # of a sub-bank: 64K rows per bank, two sub-banks
 FAR = 1 << (ROW_BITS - 1)  # a row whose top bit differs from row 5's
 
@@ -244,6 +245,50 @@ def test_masa_keeps_both_rows_open_and_selects_with_sa_sel(tmp_path):
         (1 * (tRCD + tRA) + 2 * (end - tRCD - tRA)) / end)
 
 
+def test_masa_selects_a_sub_array_only_when_its_read_can_follow(tmp_path):
+    # FR-FCFS, the alternating reads queued at once. Sub-array 1's ACT (tRRD_L after
+    # sub-array 0's) selects it while both rows are still inside tRCD; sub-array 0 is
+    # selected again only tSCD before its first read can issue (an SA_SEL any earlier
+    # would be superseded: the old ping-pong selected them in turns every cycle). Its
+    # later reads are hits to the selected sub-array, tCCD_L apart, so they go first;
+    # sub-array 1's SA_SEL waits tRA after sub-array 0's last read, and its read tSCD
+    _, s, log, path = run_logged(tmp_path, alternating(MASA), overrides=MASA)
+    assert cycles_of(log, "ACT") == [0, tRRD_L]
+    first = [tRCD + tCCD_L * k for k in range(N // 2)]
+    second = [first[-1] + tRA + tSCD + tCCD_L * k for k in range(N // 2)]
+    assert cycles_of(log, "RD") == first + second
+    assert cycles_of(log, "SA_SEL") == [tRCD - tSCD, second[0] - tSCD]
+    assert commands(log, "SA_SEL")["subbank"].tolist() == [0, 1]
+    assert s["subbanks"]["sa_sel"] == 2 and s["subbanks"]["sa_sel_superseded"] == 0
+    assert violations(path, None, MASA) == []
+
+
+def test_masa_on_mix16_uses_every_sa_sel(tmp_path):
+    # (issue 18: 22,200 of 28,904 SA_SELs were superseded on this trace) every SA_SEL is
+    # followed by a column command to the sub-array it selects, tSCD or more later,
+    # before any other SA_SEL or ACT of its bank
+    from pathlib import Path
+
+    trace_path = Path(__file__).resolve().parent.parent / "traces" / "mix16.npz"
+    data = np.load(trace_path)
+    n = 4000
+    over = ["dram.subbanks_per_bank=8", "dram.subbank_scheme=masa", "dram.refresh=false"]
+    _, s, log, path = run_logged(tmp_path, data["addr"][:n], data["op"][:n].astype(bool),
+                                 overrides=over)
+    assert s["subbanks"]["sa_sel_superseded"] == 0
+    log["unit"] = ((log["bankgroup"] * 4 + log["bank"]) * 8 + log["subbank"])
+    log["bank_id"] = log["unit"] // 8
+    for _, rows in log[log["command"].isin(["SA_SEL", "ACT", "RD", "WR"])].groupby("bank_id"):
+        cmds = rows["command"].tolist()
+        units = rows["unit"].tolist()
+        cycles = rows["cycle"].tolist()
+        for k, cmd in enumerate(cmds):
+            if cmd == "SA_SEL" and k + 1 < len(cmds):  # (the bank's next command)
+                assert cmds[k + 1] in ("RD", "WR") and units[k + 1] == units[k]
+                assert cycles[k + 1] - cycles[k] >= tSCD
+    assert violations(path, None, over) == []
+
+
 def test_eruca_compatible_rows_stay_open_together(tmp_path):
     # rows 5 and 5 match in every bit: both sub-banks hold a row; after the second ACT
     # (the cycle after the first read: only the oldest request may issue) every read is
@@ -275,6 +320,57 @@ def test_eruca_incompatible_rows_close_the_sibling_first(tmp_path):
     _, s, log = strict(tmp_path, [*ERUCA, "eruca.row_compat_bits=0"],
                        alternating(ERUCA, far=FAR))
     assert cycles_of(log, "ACT") == [0, tRCD + 1]
+
+
+def test_eruca_avoidance_removes_every_row_path_conflict(tmp_path):
+    """Two compatible row streams (A0, A1: rows 5 and 6) and two incompatible ones (B0,
+    B1: rows 5 and 6 + FAR) in one bank, sub-banks 0 and 1. A0 reads first and leaves
+    its row open; B1 then A1 arrive at cycle 100, B0 at 130.
+
+    FR-FCFS serves the oldest: B1 closes sub-bank 0 for the row path (the ACT waits
+    tPA: a conflict of 1 cycle). B0 joins B1's row, so A1, after sub-bank 1's own
+    precharge, waits for sub-bank 0 (B0's row) too: from tRP after that precharge
+    until B0's row closes (tRAS after its ACT) plus tPA, a second conflict.
+
+    eruca holds B1 (the open row still has compatible work: A1's ACT), so A1 opens
+    beside A0's row; B0's and B1's ACTs then follow their own sub-banks' precharges
+    (tRP hides the path's hand-over, tPA): no row-path conflict at all."""
+    _, _, m = resolve(None, ERUCA)
+
+    def at(sub, row):
+        return int(m.encode(subbank=sub, row=row))
+
+    a0, a1, b1, b0 = at(0, 5), at(1, 6), at(1, 6 + FAR), at(0, 5 + FAR)
+    addr = np.array([a0, b1, a1, b0], np.int64)
+    cyc = np.array([0, 100, 100, 130], np.int64)
+    _, s, log, path = run_logged(tmp_path, addr, None, cyc, overrides=ERUCA)
+    assert violations(path, None, ERUCA) == []
+    b1_act = 100 + tPA
+    b0_act = 130  # beside B1's compatible row
+    a1_pre = b1_act + tRAS  # sub-bank 1's own precharge, for A1
+    a1_act = max(a1_pre + tRP, b0_act + tRAS + tPA)
+    assert sequence(log) == [(0, "ACT", 0), (tRCD, "RD", 0),
+                             (100, "PRE", 1), (b1_act, "ACT", 1), (b1_act + tRCD, "RD", 1),
+                             (b0_act, "ACT", 3), (a1_pre, "PRE", 2),
+                             (b0_act + tRCD, "RD", 3), (b0_act + tRAS, "PRE", 2),
+                             (a1_act, "ACT", 2), (a1_act + tRCD, "RD", 2)]
+    naive_end = a1_act + tRCD
+    rp = s["subbanks"]["resource_conflicts"]["row_path"]
+    assert rp == {"count": 2, "stall_cycles": tPA + (a1_act - (a1_pre + tRP))}
+    _, s, log, path = run_logged(tmp_path, addr, None, cyc,
+                                 overrides=[*ERUCA, "controller.scheduler=eruca"])
+    assert violations(path, None, ERUCA) == []
+    b1_pre = 100 + tRAS  # sub-bank 1's own precharge (A1's row), for B1
+    b0_act = 130 + tRP
+    b1_act = b1_pre + tRP
+    assert sequence(log) == [(0, "ACT", 0), (tRCD, "RD", 0), (100, "ACT", 2),
+                             (100 + tRCD, "RD", 2), (130, "PRE", 3), (b1_pre, "PRE", 1),
+                             (b0_act, "ACT", 3), (b1_act, "ACT", 1),
+                             (b0_act + tRCD, "RD", 3), (b1_act + tRCD, "RD", 1)]
+    assert s["subbanks"]["resource_conflicts"]["row_path"] == {"count": 0,
+                                                              "stall_cycles": 0}
+    # eruca also serves the four requests sooner (B1's read is its last)
+    assert b1_act + tRCD < naive_end
 
 
 def test_salp1_with_tpa_equal_to_trp_is_ddr4(tmp_path):
@@ -342,6 +438,29 @@ def test_dual_bus_spaces_reads_on_different_buses_tccd_s(tmp_path):
     _, s, log, _ = run_logged(tmp_path, a, overrides=[*over, f"dram.timing.tCCD_SB={tCCD_S}"])
     assert cycles_of(log, "RD") == [tRCD] + [tRRD_L + tRCD + tCCD_S * (k - 1)
                                               for k in range(1, n)]
+
+
+def test_dual_bus_halves_the_same_group_gap_at_3200(tmp_path):
+    # DDR4-3200: tCCD_L = 8 = 2 x tCCD_S. Row hits alternating two banks of one bank
+    # group, sub-bank 0 of one and sub-bank 1 of the other: with one bank-group bus
+    # every pair is tCCD_L apart; with two (sub-bank s on bus s) tCCD_S, half
+    over = [*ERUCA, "eruca.per_subbank_latch=true", "dram.speed=DDR4_3200AA"]
+    t = spec_mod.build(config.load(None, over)).timings
+    assert (t["tCCD_L"], t["tCCD_S"], t["tRCD"], t["tRRD_L"]) == (8, 4, 22, 8)
+    n = 12
+    a = same_group(over, n=n)
+    _, s1, log, path = run_logged(tmp_path, a, overrides=over)
+    assert cycles_of(log, "RD") == [t["tRCD"] + t["tCCD_L"] * k for k in range(n)]
+    assert s1["subbanks"]["bankgroup_column_pairs"] == {"same_bus": n - 1, "other_bus": 0}
+    dual = [*over, "eruca.bg_data_buses=2"]
+    _, s2, log, path = run_logged(tmp_path, a, overrides=dual)
+    rd = cycles_of(log, "RD")
+    # from the second read on (bank 1's row opens tRRD_L after bank 0's): tCCD_S apart
+    assert rd == [t["tRCD"]] + [t["tRRD_L"] + t["tRCD"] + t["tCCD_S"] * (k - 1)
+                                for k in range(1, n)]
+    assert [b - a for a, b in zip(rd[1:-1], rd[2:], strict=True)] == [t["tCCD_L"] // 2] * (n - 2)
+    assert s2["subbanks"]["bankgroup_column_pairs"] == {"same_bus": 0, "other_bus": n - 1}
+    assert violations(path, None, dual) == []
 
 
 def test_eruca_scheduler_prefers_the_other_bus(tmp_path):
@@ -452,15 +571,45 @@ def test_results_per_sub_bank(tmp_path):
     assert len(per_bank) == 16 and per_bank["reads"].iloc[0] == N
     lines = {line.split("  ")[0]: line for line in r.table().splitlines()}
     assert "masa, 2 per bank: " in lines["sub-banks"]
-    # FR-FCFS serves the oldest ready hit: here every read switches sub-array
-    assert r.summary()["commands"]["SA_SEL"] == N
-    assert lines["sub-banks"].endswith(f"SA_SEL {N}")
+    # the selected sub-array's reads go first, then one SA_SEL for the other's (as
+    # test_masa_selects_a_sub_array_only_when_its_read_can_follow derives): two in all
+    assert r.summary()["commands"]["SA_SEL"] == 2
+    assert lines["sub-banks"].endswith("SA_SEL 2 (0 superseded)")
     assert lines["resource conflicts"].split("  ", 1)[1].strip().startswith("row path 0 (0 stall")
     r.write_json(tmp_path / "r.json")
     import json
 
     data = json.loads((tmp_path / "r.json").read_text())
-    assert len(data["per_subbank"]) == 32 and data["subbanks"]["sa_sel"] == N
+    assert len(data["per_subbank"]) == 32 and data["subbanks"]["sa_sel"] == 2
+
+
+def test_cores_with_sub_banks_serve_every_request_once(tmp_path):
+    """Closed-loop cores in front of sub-banks (the F_CORES | F_SUBBANK variant): every
+    request the cores send is served once, at its address and in its direction, and the
+    log is protocol-clean under the scheme's rules."""
+    from test_cores import CORES, core_trace, cores_conservation
+
+    from memsim import multicore
+
+    cases = ([*ERUCA, "eruca.bg_data_buses=2", "controller.scheduler=eruca",
+              "mapping.row_permutation=true"], scheme("masa", sb=4))
+    for k, over in enumerate(cases):
+        traces = []
+        for j, kind in enumerate(("mix", "hot", "random")):
+            addr, w, _ = trace(kind, 300, seed=10 * k + j, write_ratio=0.3)
+            addr = addr ^ ((np.arange(len(addr)) % 2) << 32)  # both halves of the banks
+            traces.append(core_trace(addr, w, np.full(len(addr), 3), name=kind))
+        cfg = config.load(None, [*CORES, *over, "dram.refresh=true", "core.instructions=2000"])
+        path = tmp_path / f"cores{k}.csv"
+        result = multicore.simulate(cfg, traces, cmd_log=path, notify=False)
+        log = read_log(path)
+        assert "subbank" in log.columns and (log["subbank"] > 0).any()
+        assert violations(path, cfg) == []
+        _, _, mapping = resolve(cfg)
+        assert cores_conservation(log, traces, result, mapping) == []
+        sent = sum(result.cores[f"core{j}"]["requests"]["sent"] for j in range(3))
+        assert sent == len(log[log["command"].isin(["RD", "WR", "RDA", "WRA"])])
+        assert result.summary()["subbanks"]["scheme"] == cfg.dram.subbank_scheme
 
 
 def test_plain_ddr4_summary_has_no_sub_bank_keys(tmp_path):

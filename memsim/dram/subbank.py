@@ -13,9 +13,10 @@ overlap, written here as two kinds of data:
 - state rules (:class:`Scheme`): what an ACT or a column command needs of the
   siblings' row buffers.
 
-Facts (mechanisms.md §1a): SALP, ISCA 2012, and Ramulator 1's SALP model
-(``src/SALP.cpp``: sibling rows, tRA = CL/2 and tWA = CWL + tBL + tWR/2 in integer
-cycles, tPA = tSCD = 1). ERUCA (HPCA 2018) is modelled from its shared resources; every
+Facts (docs/reference/subbanks.md): SALP, ISCA 2012, and Ramulator 1's SALP model
+(``src/SALP.cpp``: sibling rows, tWA = CWL + tBL + tWR/2 in integer cycles, tPA = tSCD
+= 1; tRA = ceil(CL / 2), the value its speed-bin tables give in every bin, e.g. 6 at
+CL 11). ERUCA (HPCA 2018) is modelled from its shared resources; every
 choice there is a parameter (the ``eruca`` config section), see :data:`ERUCA_DEFAULTS`.
 
 MASA's SA_SEL is a real command, numbered after the DDR4 commands (:data:`COMMANDS`).
@@ -46,7 +47,7 @@ COMMANDS = ddr4.COMMANDS + (SA_SEL,)
 #            shared by its sub-banks and cycle at the core's column rate, tCCD_L)
 DERIVED_TIMINGS = {
     "tPA": "1",
-    "tRA": "CL // 2",
+    "tRA": "(CL + 1) // 2",
     "tWA": "CWL + tBL + tWR // 2",
     "tSCD": "1",
     "tCCD_SB": "tCCD_L",
@@ -128,15 +129,16 @@ DATA_PATH_LATENCY = "tCCD_L"
 ACT_POWER_LATENCIES = ("tRRD_S", "tRRD_L")
 
 # The ERUCA parameters (config section ``eruca``) and their defaults. Modelling
-# choices (mechanisms.md marks them "model"), not facts from the paper.
+# choices (docs/reference/subbanks.md marks them as such), not facts from the paper.
 ERUCA_DEFAULTS = dict(
     per_subbank_latch=False,  # a row-address latch per sub-bank: no row-path conflicts
     row_compat_bits=4,  # without latches: rows must match in this many top bits
     bg_data_buses=1,  # data buses per bank group: 1 = DDR4, 2 = ERUCA's dual bus
     subbank_act_weight=1.0,  # an ACT's share of tRRD / the tFAW window
     # scheduler `eruca` preferences, each switchable for ablation
-    avoid_row_path=True,  # row-path precharges yield to other ready commands
+    avoid_row_path=True,  # batch rows compatible with the open ones (see the README)
     prefer_other_bus=True,  # among ready row hits, the other bus of the bank group
+    age_cap_cycles=1000,  # avoidance never holds a request older than this (0: no cap)
 )
 
 

@@ -281,11 +281,13 @@ class Engine:
         if sb > 1:
             self.features |= core.F_SUBBANK
             self._set_x(core.X_SUBBANK, subbank.build_state(spec, cfg, extra))
-        if (cores is not None or step) and (cfg.nda.enabled or sb > 1):
+        # (the cores front end and sub-banks work together: the F_CORES | F_SUBBANK variant)
+        if (cores is not None or step) and cfg.nda.enabled or step and sb > 1:
             raise ValueError(
                 f"{'nda.enabled' if cfg.nda.enabled else 'dram.subbanks_per_bank'}: "
                 f"{'NDAs' if cfg.nda.enabled else 'sub-banks'} cannot be combined with "
-                f"the cores front end or the SimPy front door yet (their hooks are not "
+                f"{'the cores front end or ' if cfg.nda.enabled else ''}"
+                f"the SimPy front door yet (their hooks are not "
                 f"wired into each other's loop variants); replay a trace instead")
         if cores is not None:
             self.features |= core.F_CORES

@@ -986,7 +986,8 @@ def make_loop(features: int):
                     if features & F_SUBBANK:
                         # sub-banks: which command a request needs next depends on its
                         # siblings (decided here, so other variants never inline it)
-                        S.ch_next[ch] = subbank.schedule_channel(P, T, S, X, ch, t)
+                        S.ch_next[ch] = subbank.schedule_channel(P, T, S, X, ch, t,
+                                                                 features)
                     else:
                         S.ch_next[ch] = _schedule_channel(P, T, S, X, ch, t, features)
 

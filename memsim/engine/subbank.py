@@ -1,8 +1,8 @@
 """Sub-banks in the compiled loop: SALP-1, SALP-2, MASA and ERUCA (feature F_SUBBANK).
 
-Compiled only into the loop variants built with ``core.F_SUBBANK``; the plain DDR4 loop
-contains none of it. The loop hands the whole channel to
-:func:`schedule_channel` in those variants.
+Compiled only into the loop variants built with ``core.F_SUBBANK`` (alone, or with
+``core.F_CORES``: closed-loop cores in front); the plain DDR4 loop contains none of it.
+The loop hands the whole channel to :func:`schedule_channel` in those variants.
 
 The unit that holds a row is the sub-bank (sub-array): everywhere in the engine's state
 a "bank" index ``b`` is then a unit ``u = bank * SB + subbank`` (SB units per bank, so
@@ -22,10 +22,16 @@ State (:class:`SubbankState`, slot ``X_SUBBANK``), per unit ``u`` unless said:
 ``pre_done`` cycle its last precharge takes effect (an auto-precharge's is later than
 its command), ``act_at`` its last ACT, ``last_row`` its last opened row, ``rp_since``
 the cycle from which an ACT for a request, first seen waiting for a sibling's row
-(ERUCA's row-address path), could otherwise have issued (-1: none waits);
-per bank ``selected`` (MASA's selected sub-array, -1) and the open-unit integral
-(``n_open``, ``open_since``, ``open_acc``, ``busy_acc``); per bank group ``last_bus``;
-per rank the bank group and bus of the last column command; ``counters`` (ZC_*).
+(ERUCA's row-address path), could otherwise have issued (-1: none waits; the unit's
+next ACT ends it, see :func:`_row_path_resolved`);
+per bank ``selected`` (MASA's selected sub-array, -1), ``sel_req`` / ``sel_q`` (the
+request and queue of the SA_SEL that made the selection while no column command has
+used it, else -1: see :func:`_selection_held`), ``work`` (the eruca scheduler: the
+scan in which the bank's open rows last had work, see :func:`_serve_queue`) and the
+open-unit integral (``n_open``, ``open_since``, ``open_acc``, ``busy_acc``); per bank
+group ``last_bus``; per rank the bank group and bus of the last column command;
+``counters`` (ZC_*); ``cand`` the eruca scheduler's scratch (row-path precharges
+decided after the scan).
 """
 
 from __future__ import annotations
@@ -43,8 +49,9 @@ from memsim.engine.jit import INLINE as _INLINE
 SA_SEL = 8  # MASA's sub-array select, command id after the DDR4 commands (core.N_CMD)
 LOG_SUBBANK = 9  # the command log's column for the sub-bank (after core's nine)
 # core.F_SUBBANK and core.X_SUBBANK as this module's own constants (core imports this
-# module before it defines them; memsim.engine checks that they agree): numba folds
-# a module global, so core._issue_column's other mechanisms compile out of here
+# module before it defines them; memsim.engine checks that they agree). The variant's
+# feature bits come down from the loop as ``features`` (a constant of each variant), so
+# the cores front end's hooks compile into the cores + sub-banks variant only.
 F_SUBBANK = 1
 X_SUBBANK = 0
 N_CMD_SUBBANK = SA_SEL + 1
@@ -58,13 +65,15 @@ ACT_ANY, ACT_CLOSED, ACT_COMPATIBLE = 0, 1, 2
 
 # Parameters (SubbankState.p).
 (ZP_SB, ZP_ACT, ZP_COLCLOSED, ZP_SELECT, ZP_BUSES, ZP_LATCH, ZP_SHIFT, ZP_TPA, ZP_TRTP,
- ZP_TWRA, ZP_TRAS, ZP_AVOID, ZP_OTHERBUS, ZP_LEN) = range(14)
+ ZP_TWRA, ZP_TRAS, ZP_TSCD, ZP_AVOID, ZP_OTHERBUS, ZP_AGECAP, ZP_LEN) = range(16)
 
 # Counters (SubbankState.counters): resource conflicts (count, stall cycles) in the order
 # row_path, bg_bus, tfaw, column_path; back-to-back column commands of a rank in one bank
-# group on the same bus / the other bus; SA_SEL commands.
+# group on the same bus / the other bus; SA_SEL commands, and those superseded (the
+# selection moved on, or the row closed, before a column command used it).
 (ZC_ROWPATH, ZC_ROWPATH_STALL, ZC_BUS, ZC_BUS_STALL, ZC_FAW, ZC_FAW_STALL, ZC_CP,
- ZC_CP_STALL, ZC_PAIR_SAME_BUS, ZC_PAIR_OTHER_BUS, ZC_SASEL, ZC_LEN) = range(12)
+ ZC_CP_STALL, ZC_PAIR_SAME_BUS, ZC_PAIR_OTHER_BUS, ZC_SASEL, ZC_SASEL_SUPERSEDED,
+ ZC_LEN) = range(13)
 RESOURCES = ("row_path", "bg_bus", "tfaw", "column_path")
 
 # What a request's next command is for (_next): -1 nothing now (a state rule holds it:
@@ -75,7 +84,7 @@ K_NONE, K_HIT, K_OTHER, K_ROWPATH = -1, 0, 1, 2
 
 SubbankState = namedtuple("SubbankState", " ".join((
     "p node_bus node_pow node_cp bus_of pw",
-    "selected pre_done act_at last_row rp_since",
+    "selected sel_req sel_q pre_done act_at last_row rp_since work cand",
     "n_open open_since open_acc busy_acc last_bus last_col_bg last_col_bus counters",
 )))
 
@@ -115,8 +124,10 @@ def build_state(spec, cfg, nodes: dict) -> SubbankState:
     p[ZP_TRTP] = t["tRTP"]
     p[ZP_TWRA] = t["CWL"] + t["tBL"] + t["tWR"]
     p[ZP_TRAS] = t["tRAS"]
+    p[ZP_TSCD] = t["tSCD"]
     p[ZP_AVOID] = int(bool(e.get("avoid_row_path", False)))
     p[ZP_OTHERBUS] = int(bool(e.get("prefer_other_bus", False)))
+    p[ZP_AGECAP] = int(e.get("age_cap_cycles", 0)) * spec.time_scale
     n_banks = nu // sb
     n_bg = nu // per_bg
     n_ranks = nu // per_rank
@@ -128,10 +139,14 @@ def build_state(spec, cfg, nodes: dict) -> SubbankState:
         bus_of=bus_of,
         pw=np.ascontiguousarray(spec.power_window, dtype=i64).reshape(-1, 4),
         selected=np.full(n_banks, -1, i64),
+        sel_req=np.full(n_banks, -1, i64),
+        sel_q=np.full(n_banks, -1, i64),
         pre_done=np.full(nu, -1, i64),
         act_at=np.full(nu, -1, i64),
         last_row=np.full(nu, -1, i64),
         rp_since=np.full(nu, -1, i64),
+        work=np.zeros(n_banks, i64),
+        cand=np.zeros((4, max(cfg.controller.read_queue, cfg.controller.write_queue)), i64),
         n_open=np.zeros(n_banks, i64),
         open_since=np.zeros(n_banks, i64),
         open_acc=np.zeros(n_banks, i64),
@@ -266,6 +281,35 @@ def _may_close(P, S, q, s, hit_first, capped, scan):
 
 
 @njit(**_INLINE)
+def _selection_held(S, Z, bank, u):
+    """MASA: whether the bank's selection must stay until its column command issues,
+    so that unit ``u`` may be neither selected nor activated (an ACT selects). An
+    SA_SEL holds it while the request it was issued for is still the scheduler's
+    choice: its queue is the one the write mode serves, or it is an activated request
+    (served first). A write-mode change is the stated reason to let it go; a column
+    command to the selected sub-array, its precharge or a refresh end it."""
+    r = Z.sel_req[bank]
+    if r < 0:
+        return False
+    sel = Z.selected[bank]
+    if sel == u:
+        return False
+    return Z.sel_q[bank] == S.wmode[S.node_ch[u]] or S.owner_id[sel] == r
+
+
+@njit(**_INLINE)
+def _select(Z, bank, u, req, q):
+    """Unit ``u`` becomes its bank's selected sub-array (MASA), by an SA_SEL for
+    request ``req`` of queue ``q`` (req -1: by an ACT). A selection made by an SA_SEL
+    and not used by a column command counts as superseded."""
+    if Z.sel_req[bank] >= 0 and Z.selected[bank] != u:
+        Z.counters[ZC_SASEL_SUPERSEDED] += 1
+    Z.selected[bank] = u
+    Z.sel_req[bank] = req
+    Z.sel_q[bank] = q
+
+
+@njit(**_INLINE)
 def _next(P, S, Z, q, u, row, hit_first, capped, scan, t):
     """The next command for a request of queue ``q`` to unit ``u`` and ``row``: (command,
     unit it addresses, kind K_*, earliest cycle a state rule allows it)."""
@@ -286,7 +330,15 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t):
                 if Z.pre_done[s] > wait:
                     wait = Z.pre_done[s]  # an auto-precharge still under way
         if Z.p[ZP_SELECT] != 0 and Z.selected[u // sb] != u:
-            return SA_SEL, u, K_HIT, wait  # MASA: select the sub-array first
+            # MASA: select the sub-array first, but not while the bank's selection
+            # waits for its column command, and only when this column command can
+            # follow within tSCD (an earlier SA_SEL would be superseded meanwhile)
+            if _selection_held(S, Z, u // sb, u):
+                return -1, u, K_NONE, wait
+            at = ready(S, Z, core.RD + q, u) - Z.p[ZP_TSCD]
+            if at > wait:
+                wait = at
+            return SA_SEL, u, K_HIT, wait
         return core.RD + q, u, K_HIT, wait
     if orow >= 0:
         if not _may_close(P, S, q, u, hit_first, capped, scan):
@@ -295,6 +347,8 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t):
     rule = Z.p[ZP_ACT]
     salp2 = Z.p[ZP_COLCLOSED] != 0
     if rule == ACT_ANY and not salp2:
+        if Z.p[ZP_SELECT] != 0 and _selection_held(S, Z, u // sb, u):
+            return -1, u, K_NONE, wait  # MASA: an ACT selects its sub-array
         return core.ACT, u, K_OTHER, wait
     path = rule == ACT_COMPATIBLE and Z.p[ZP_LATCH] == 0
     for s in range(first, first + sb):
@@ -329,6 +383,30 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t):
 # ---------------------------------------------------------------- bookkeeping
 
 @njit(**_INLINE)
+def _row_path_resolved(Z, u, row, t):
+    """An ACT of ``row`` at ``u``, where a request has waited for the row-address path
+    since ``rp_since[u]``: if a sibling whose row was incompatible with it closed during
+    the wait, count a row-path conflict and the cycles from the wait's start to the
+    path's release (that precharge + tPA), or to this ACT if earlier. An ACT compatible
+    with the siblings' rows counts nothing: the request that waited now waits for this
+    sub-bank's new row, an ordinary conflict."""
+    sb = Z.p[ZP_SB]
+    first = u - u % sb
+    since = Z.rp_since[u]
+    clear = np.int64(-1)
+    for s in range(first, first + sb):
+        last = Z.last_row[s]
+        if s == u or last < 0 or _compatible(Z, last, row):
+            continue
+        at = Z.pre_done[s] + Z.p[ZP_TPA]
+        if at > since and at > clear:
+            clear = at
+    if clear >= 0:
+        Z.counters[ZC_ROWPATH] += 1
+        Z.counters[ZC_ROWPATH_STALL] += max(np.int64(0), min(t, clear) - since)
+
+
+@njit(**_INLINE)
 def _bank_tick(Z, bank, t):
     n = Z.n_open[bank]
     if n > 0:
@@ -345,9 +423,8 @@ def _opened(Z, u, row, t):
     Z.n_open[bank] += 1
     Z.act_at[u] = t
     Z.last_row[u] = row
-    Z.rp_since[u] = -1
     if Z.p[ZP_SELECT] != 0:
-        Z.selected[bank] = u  # an ACT selects its sub-array (MASA)
+        _select(Z, bank, u, -1, -1)  # an ACT selects its sub-array (MASA)
 
 
 @njit(**_INLINE)
@@ -356,6 +433,10 @@ def _closed(Z, u, t, done):
     _bank_tick(Z, bank, t)
     Z.n_open[bank] -= 1
     Z.pre_done[u] = done
+    if Z.selected[bank] == u and Z.sel_req[bank] >= 0:
+        # MASA: an SA_SEL whose sub-array closed before a column command used it
+        Z.counters[ZC_SASEL_SUPERSEDED] += 1
+        Z.sel_req[bank] = -1
 
 
 @njit(**_INLINE)
@@ -381,7 +462,7 @@ def _issue_pre(P, T, S, Z, t, x, req):
 
 
 @njit(**_INLINE)
-def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x):
+def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x, features):
     """Issue ``cmd`` at unit ``x`` on behalf of request ``i`` of queue ``q``."""
     u = S.q_bank[q, ch, i]
     if cmd == core.PRE:
@@ -394,10 +475,9 @@ def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x):
     if cmd == core.ACT:
         row = S.q_row[q, ch, i]
         if Z.rp_since[u] >= 0:
-            # it waited for a sibling's row (row-address path) since it could otherwise
-            # have issued
-            Z.counters[ZC_ROWPATH] += 1
-            Z.counters[ZC_ROWPATH_STALL] += t - Z.rp_since[u]
+            _row_path_resolved(Z, u, row, t)
+            # (a request still waiting now waits for this sub-bank's row, not the path)
+            Z.rp_since[u] = -1
         core._issue_act(P, T, S, t, q, ch, i)
         _opened(Z, u, row, t)
     elif cmd == SA_SEL:
@@ -405,7 +485,7 @@ def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x):
             S.q_cat[q, ch, i] = core.CAT_HIT
             S.q_first[q, ch, i] = t
         core._apply_constraints(P, T, S, SA_SEL, u, t)
-        Z.selected[u // Z.p[ZP_SB]] = u
+        _select(Z, u // Z.p[ZP_SB], u, S.q_id[q, ch, i], q)
         Z.counters[ZC_SASEL] += 1
         S.last_use[u] = t
         core._log(P, S, t, SA_SEL, u, S.open_row[u], -1, S.q_id[q, ch, i], S.rank_of[u])
@@ -421,7 +501,8 @@ def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x):
         Z.last_col_bg[rk] = g
         Z.last_col_bus[rk] = bus
         Z.last_bus[g] = bus
-        core._issue_column(P, T, S, X, t, q, ch, i, F_SUBBANK)
+        Z.sel_req[u // Z.p[ZP_SB]] = -1  # (MASA) the selection is used
+        core._issue_column(P, T, S, X, t, q, ch, i, features)
         cmd = core.RD + q
         if S.open_row[u] < 0:
             # auto-precharge: it happens after tRTP / write recovery, not before ACT+tRAS
@@ -449,6 +530,7 @@ def _after_refresh(P, S, Z, ch, t):
                 _closed(Z, u, t, t)
             if u % sb == 0:
                 Z.selected[u // sb] = -1
+                Z.sel_req[u // sb] = -1
 
 
 # ---------------------------------------------------------------- the scheduler
@@ -458,7 +540,7 @@ def _priority(P, Z, sched, kind, u, j):
     """Lower goes first (ties: the older request). FCFS: all alike; FR-FCFS: row hits,
     then the rest; ERUCA: FR-FCFS with hits on the other bus of their bank group first
     and precharges forced by the row-address path last (but never the oldest
-    request's)."""
+    request's, nor one past the age cap: ``j`` is then 0)."""
     if sched < core.SCHED_FRFCFS:
         return 0
     if sched != SCHED_ERUCA:
@@ -474,7 +556,7 @@ def _priority(P, Z, sched, kind, u, j):
 
 
 @njit(**_INLINE)
-def _serve_owned(P, T, S, X, Z, ch, t, q, scan):
+def _serve_owned(P, T, S, X, Z, ch, t, q, scan, features):
     """Activated requests of queue ``q`` (the one the write mode does not serve): the
     oldest whose next command is ready issues it. Returns (issued, next cycle)."""
     best = -1
@@ -504,13 +586,13 @@ def _serve_owned(P, T, S, X, Z, ch, t, q, scan):
     for j in range(S.q_len[q, ch]):
         i = (h + j) & P[core.P_QMASK]
         if S.q_id[q, ch, i] == best_id:
-            _issue(P, T, S, X, Z, t, q, ch, i, best_cmd, best_x)
+            _issue(P, T, S, X, Z, t, q, ch, i, best_cmd, best_x, features)
             return True, nxt
     return False, nxt  # not reached: an activated request is queued until served
 
 
 @njit(**_INLINE)
-def _serve_queue(P, T, S, X, Z, ch, t, q, scan):
+def _serve_queue(P, T, S, X, Z, ch, t, q, scan, features):
     """One command for the queue the write mode serves, by the scheduler's priority.
     Returns (issued, next cycle at which a command of the queue becomes ready)."""
     sched = P[core.P_SCHED]
@@ -527,6 +609,14 @@ def _serve_queue(P, T, S, X, Z, ch, t, q, scan):
     n_scan = S.q_len[q, ch]
     if sched == core.SCHED_FCFS_STRICT and n_scan > 1:
         n_scan = 1
+    # the eruca scheduler's avoidance: a row-path precharge waits while the bank's open
+    # rows still have work (a queued hit, or an ACT compatible with every open sibling,
+    # marked in ``work`` as the scan meets them), so it is decided after the scan
+    avoid = sched == SCHED_ERUCA and Z.p[ZP_AVOID] != 0
+    sb = Z.p[ZP_SB]
+    n_cand = 0
+    best_j = n_scan
+    age_cap = Z.p[ZP_AGECAP]
     for j in range(n_scan):
         i = (head + j) & mask
         u = S.q_bank[q, ch, i]
@@ -536,6 +626,10 @@ def _serve_queue(P, T, S, X, Z, ch, t, q, scan):
                                    scan, t)
         if kind == K_NONE:
             continue
+        # the age cap: avoidance never holds a request that has waited that long
+        held = avoid and (age_cap == 0 or t - S.q_arr[q, ch, i] < age_cap)
+        if avoid and (kind == K_HIT or (cmd == core.ACT and Z.n_open[u // sb] > 0)):
+            Z.work[u // sb] = scan
         if kind == K_HIT and capped and S.scan_stamp[u] == scan and S.bypass[u] >= cap:
             continue  # the row-hit cap: an older request to this unit's row goes first
         r = max(ready(S, Z, cmd, x), wait)
@@ -543,31 +637,51 @@ def _serve_queue(P, T, S, X, Z, ch, t, q, scan):
             if r < nxt:
                 nxt = r
             continue
-        prio = _priority(P, Z, sched, kind, u, j)
+        prio = _priority(P, Z, sched, kind, u, j if held else 0)
+        if held and kind == K_ROWPATH:
+            Z.cand[0, n_cand] = j
+            Z.cand[1, n_cand] = cmd
+            Z.cand[2, n_cand] = x
+            Z.cand[3, n_cand] = prio
+            n_cand += 1
+            continue
         if prio < best_prio:
             best_prio = prio
             best = i
+            best_j = j
             best_cmd = cmd
             best_x = x
             if prio == 0:
                 break
+    for k in range(n_cand):  # (in age order; none after a ready row hit ended the scan)
+        j = Z.cand[0, k]
+        i = (head + j) & mask
+        prio = Z.cand[3, k]
+        if Z.work[S.q_bank[q, ch, i] // sb] == scan:
+            continue
+        if prio < best_prio or (prio == best_prio and j < best_j):
+            best_prio = prio
+            best = i
+            best_j = j
+            best_cmd = Z.cand[1, k]
+            best_x = Z.cand[2, k]
     if best < 0:
         return False, nxt
     u = S.q_bank[q, ch, best]
     if best_prio == 0 and capped and S.scan_stamp[u] == scan and \
             S.q_row[q, ch, best] == S.open_row[u]:
         S.bypass[u] += 1  # a hit bypasses an older request to the same unit
-    _issue(P, T, S, X, Z, t, q, ch, best, best_cmd, best_x)
+    _issue(P, T, S, X, Z, t, q, ch, best, best_cmd, best_x, features)
     return True, nxt
 
 
 @njit(**_INLINE)
-def schedule_channel(P, T, S, X, ch, t):
+def schedule_channel(P, T, S, X, ch, t, features):
     """Issue at most one command on channel ``ch`` at cycle ``t`` (the sub-bank variant
     of core._schedule_channel). Returns the next cycle this channel needs attention."""
     Z = X[X_SUBBANK]
     S.clean_at[ch] = -1
-    core._update_write_mode(P, S, X, ch, F_SUBBANK)
+    core._update_write_mode(P, S, X, ch, features)
     nxt = core.INF
     if P[core.P_REFRESH] != 0:
         issued, nxt = core._refresh(P, T, S, ch, t)
@@ -578,12 +692,12 @@ def schedule_channel(P, T, S, X, ch, t):
     S.F[core.F_SCAN] = scan
     q = S.wmode[ch]
     if S.n_owned_q[1 - q, ch] > 0:
-        issued, owned_next = _serve_owned(P, T, S, X, Z, ch, t, 1 - q, scan)
+        issued, owned_next = _serve_owned(P, T, S, X, Z, ch, t, 1 - q, scan, features)
         if issued:
             return t + 1
         if owned_next < nxt:
             nxt = owned_next
-    issued, queue_next = _serve_queue(P, T, S, X, Z, ch, t, q, scan)
+    issued, queue_next = _serve_queue(P, T, S, X, Z, ch, t, q, scan, features)
     if issued:
         return t + 1
     if queue_next < nxt:
