@@ -14,9 +14,11 @@ places apply them:
 - ``memsim/dram/spec.py`` builds the device spec with them: the burst of each column
   command, the parity latency added to CL and CWL, the write-CRC data-mask adders and
   the on-die read-modify-write on the write timings, the chips per rank, and for
-  lockstep half the channels at 128 B per access. A 9-beat burst lasts 4.5 cycles, so
-  DUO runs the engine on a half-cycle grid (``time_scale`` 2: every timing doubled,
-  results converted back); everything else stays on whole cycles;
+  lockstep half the channels at 128 B per access. A 9-beat burst occupies the data
+  bus for 4.5 cycles, so DUO runs the engine in ticks of half a cycle (``time_scale``
+  2: every timing doubled, results converted back) in which commands still issue on
+  whole cycles only (the rising clock edge) and only a burst's end falls on a half
+  cycle; everything else stays on whole cycles;
 - the protocol checker (``memsim/check.py``) applies the same numbers to its own rules
   (:meth:`Interface.checker`);
 - :class:`Expander`, the front end of the extra accesses: partial writes become a read

@@ -144,7 +144,7 @@ def simulate(cfg, traces: list[CoreTrace], *, tick: bool = False, cmd_log=None,
              wrap_addresses: bool = False, notify: bool = True) -> Result:
     """Run the cores on their (translated) traces; the Result's ``cores`` section has
     the per-core figures (no speedups: see :func:`with_alone`)."""
-    from memsim.cmdlog import CommandLogWriter
+    from memsim.cmdlog import CommandLogWriter, columns_for
     from memsim.sim import warm_up
 
     spec = spec_mod.build(cfg)
@@ -153,7 +153,8 @@ def simulate(cfg, traces: list[CoreTrace], *, tick: bool = False, cmd_log=None,
     writer = None
     ok = False
     try:
-        writer = CommandLogWriter(cmd_log) if cmd_log is not None else None
+        writer = (CommandLogWriter(cmd_log, columns_for(cfg, spec), spec.time_scale)
+                  if cmd_log is not None else None)
         engine = Engine(cfg, spec, timed=True, tick=tick, log_sink=writer, cores=setup)
         jit_seconds, compiled = warm_up(engine, notify)
         t0 = time.perf_counter()
@@ -184,6 +185,8 @@ def _per_core(cfg, spec, traces: list[CoreTrace], C) -> dict:
         lat = {"mean": s[cores_mod.CS_LAT_R] / reads if reads else float("nan"),
                "p99": percentile(C.hist[j], 99) if reads else float("nan"),
                "max": int(s[cores_mod.CS_MAX_R]) if reads else float("nan")}
+        if spec.time_scale != 1:  # the engine counts ticks (DUO's half-cycle grid)
+            lat = {k: v / spec.time_scale for k, v in lat.items()}
         out[f"core{j}"] = {
             "trace": ct.identity.get("path", ct.name),
             "instructions": target,

@@ -308,7 +308,7 @@ class Result:
             "energy_pj_per_bit": e["energy_pj_per_bit"],
             "energy_model": e["model"],
         }
-        if self.ecc is not None:
+        if self.ecc is not None or getattr(spec.ecc, "scheme", "none") != "none":
             out["ecc"] = self._ecc_summary(sim_ns, e["energy_nj"]["total"])
         if self.nda is not None:
             out["nda"] = nda_mod.summarize(self.config, spec, self.nda, self.cycles)
@@ -332,7 +332,8 @@ class Result:
         from memsim.engine import ecc as ecc_engine
 
         spec = self.spec
-        ec = self.ecc.get("engine")
+        stats = self.ecc or {}  # (SimPy, cores: a scheme without extra accesses)
+        ec = stats.get("engine")
         ec = np.zeros(ecc_engine.EC_LEN, np.int64) if ec is None else ec
         extra = {name: int(ec[ecc_engine.EC_SERVED + k]) for k, name in (
             (ecc_engine.KIND_RMW_READ, "rmw_reads"), (ecc_engine.KIND_ECC_READ, "ecc_reads"),
@@ -358,7 +359,7 @@ class Result:
             "energy_pj_per_useful_bit": (energy_nj * 1e3 / (users * spec.request_bytes * 8)
                                          if users else float("nan")),
         }
-        cache = self.ecc.get("cache")
+        cache = stats.get("cache")
         if cache is not None and spec.ecc.inline_cache_entries:
             out["cache"] = {k.removeprefix("cache_"): v for k, v in cache.items()
                             if k != "partial_writes"}

@@ -65,7 +65,7 @@ class MemorySystem:
 
     def __init__(self, env: simpy.Environment, config=None, overrides=(), *,
                  unit: str = "ns", cmd_log=None, notify: bool = True):
-        from memsim.cmdlog import CommandLogWriter
+        from memsim.cmdlog import CommandLogWriter, columns_for
         from memsim.sim import warm_up
 
         if unit not in UNITS:
@@ -83,7 +83,9 @@ class MemorySystem:
         self._tck = self.tck_ns if unit == "ns" else 1.0
         self.mapping = AddressMapping(self.spec, cfg.mapping.order, cfg.mapping.xor_bank)
         self.capacity_bytes = self.mapping.capacity_bytes
-        self._writer = CommandLogWriter(cmd_log) if cmd_log is not None else None
+        self._writer = (CommandLogWriter(cmd_log, columns_for(cfg, self.spec),
+                                         self.spec.time_scale)
+                        if cmd_log is not None else None)
         self._engine = Engine(cfg, self.spec, timed=True, step=True, log_sink=self._writer)
         self.jit_seconds, _ = warm_up(self._engine, notify)
         self._decode = _ScalarDecoder(self.mapping)

@@ -10,6 +10,8 @@ Every run's command log is checked (zero violations) and conserves requests.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from helpers import (
@@ -117,23 +119,55 @@ def test_ca_parity_adds_exactly_pl_to_idle_latency(tmp_path, pl):
     assert par["config"]["ecc"]["resolved"]["read_latency_cycles"] == CL + pl
 
 
-@pytest.mark.parametrize(("even", "fraction"), [(False, 8 / 9), (True, 8 / 10)])
-def test_duo_read_stream_runs_at_eight_ninths_of_peak(tmp_path, even, fraction):
+@pytest.mark.parametrize("even", [False, True])
+def test_duo_read_stream_runs_at_four_fifths_of_peak(tmp_path, even):
+    # Commands sit on whole cycles (the rising clock edge) and a burst starts CL whole
+    # cycles after its RD, so a 9-beat burst (4.5 cycles on the data bus) is followed by
+    # the next one at the next whole cycle: 5 cycles apart, as with 10-beat bursts.
+    # What the odd burst saves is its last half cycle: latency and bus occupancy.
     n = 64
     a = addresses(MAP, [dict(bankgroup=i % 2, column=(i // 2) * 8) for i in range(n)])
     over = ["ecc.scheme=duo"] + (["ecc.duo_even_bursts=true"] if even else [])
     _, s, log = logged(tmp_path, a, overrides=over)
     burst = tBL + (1 if even else 0.5)
+    spacing = tBL + 1
     # the second ACT is tRRD_S after the first, so the second read is ready at
-    # tRCD + tRRD_S <= tRCD + burst: every read follows the previous burst
-    assert tRRD_S <= burst
-    assert cycles_of(log, "RD") == [tRCD + burst * i for i in range(n)]
+    # tRCD + tRRD_S <= tRCD + spacing: every read waits for the previous burst only
+    assert tRRD_S <= spacing
+    assert cycles_of(log, "RD") == [tRCD + spacing * i for i in range(n)]
+    assert s["cycles"] == tRCD + spacing * (n - 1) + CL + burst
+    assert s["bus_utilization"] == pytest.approx(n * burst / s["cycles"], rel=1e-12)
     assert window_gbps(s, n, tRCD + CL, SPEC.tck_ns) == pytest.approx(
-        fraction * SPEC.peak_bandwidth_gbps, rel=1e-12)
-    assert s["latency_cycles"]["read"]["p50"] % 0.5 == 0
+        n * 64 / ((spacing * (n - 1) + burst) * SPEC.tck_ns), rel=1e-12)
     assert s["config"]["ecc"]["resolved"]["time_scale"] == (1 if even else 2)
     # a 72-bit rank of x8 chips: 9 chips
     assert s["energy_model"]["chips_per_rank"] == 9
+
+
+@pytest.mark.parametrize("timed", [True, False], ids=["timestamped", "afap"])
+def test_duo_issues_exactly_the_commands_of_even_bursts(tmp_path, timed):
+    # With commands on whole cycles every rule over a 4.5-cycle burst is met at the next
+    # whole cycle, as over a 5-cycle one, and a data end on a half cycle frees an
+    # outstanding slot at the next whole cycle: the same commands. Each request's data
+    # ends half a cycle earlier.
+    addr, w, cyc = trace("hot", 400, seed=3, write_ratio=0.4,
+                         timed_every=3.0 if timed else None)
+    runs = {}
+    for name, over in (("odd", ["ecc.scheme=duo"]),
+                       ("even", ["ecc.scheme=duo", "ecc.duo_even_bursts=true"])):
+        _, s, log, path = run_logged(tmp_path, addr, w, cyc, None, over, name=f"{name}.csv")
+        assert violations(path, None, over) == []
+        runs[name] = (s, log)
+    (odd, log_odd), (even, log_even) = runs["odd"], runs["even"]
+    assert log_odd.equals(log_even)
+    assert odd["cycles"] == even["cycles"] - 0.5
+    for q in ("read", "write"):
+        lat_odd, lat_even = odd["latency_cycles"][q], even["latency_cycles"][q]
+        for k in ("mean", "p50", "p99", "max", "service_mean"):
+            assert lat_odd[k] == pytest.approx(lat_even[k] - 0.5, abs=1e-9), (q, k)
+    busy = odd["requests"]["total"]  # every request one burst: half a cycle less each
+    assert odd["bus_utilization"] * odd["cycles"] == pytest.approx(
+        even["bus_utilization"] * even["cycles"] - 0.5 * busy, rel=1e-12)
 
 
 def test_duo_timed_trace_keeps_its_arrival_cycles(tmp_path):
@@ -464,21 +498,27 @@ def test_cli_run_check_and_errors(tmp_path):
     assert "protocol check: 0 violations" in proc.stdout
     ecc_line = next(x for x in proc.stdout.splitlines() if x.startswith("ecc "))
     assert "duo: 0 RMW reads, 0 ECC reads, 0 ECC writes; GB/s useful" in ecc_line
-    # the log's cycles have halves; memsim check knows DUO's bursts from the config
-    assert any(line.split(",")[0].endswith(".5") for line in log.read_text().splitlines()[1:])
+    # commands sit on whole cycles (DDR4 registers them on the rising clock edge); only
+    # the end of a 4.5-cycle burst falls on a half cycle
+    lines = log.read_text().splitlines()
+    assert not any("." in line.split(",")[0] for line in lines[1:])
+    assert str(json.loads((tmp_path / "r.json").read_text())["cycles"]).endswith(".5")
     proc = memsim_cli("check", log, "-p", "ecc.scheme=duo")
     assert proc.returncode == 0 and proc.stdout.strip().endswith(": 0 violations")
-    proc = memsim_cli("check", log)  # a half-cycle log under plain DDR4
+    # one command half a cycle late: under DUO's half-cycle bursts only clock_edge
+    # breaks; plain DDR4 cannot read the log at all
+    late = tmp_path / "late.csv"
+    cyc = [int(x.split(",", 1)[0]) if k else 0 for k, x in enumerate(lines)]
+    i = next(k for k in range(2, len(lines) - 1) if ",RD," in lines[k]
+             and cyc[k - 1] < cyc[k] - 10 and cyc[k + 1] > cyc[k] + 10)  # a lone read
+    first, rest = lines[i].split(",", 1)
+    late.write_text("\n".join(lines[:i] + [f"{first}.5,{rest}"] + lines[i + 1:]) + "\n")
+    proc = memsim_cli("check", late, "-p", "ecc.scheme=duo")
+    assert proc.returncode == 1 and "clock_edge  1" in proc.stdout, proc.stdout
+    proc = memsim_cli("check", late)
     assert proc.returncode == 2
-    assert "is not a whole cycle (a log with half cycles comes from a run with 9-beat" \
-        in proc.stderr
-    # the same commands as whole cycles (rounded down), under 5-cycle bursts: too close
-    rounded = tmp_path / "rounded.csv"
-    lines = log.read_text().splitlines()
-    rounded.write_text("\n".join([lines[0]] + [f"{int(float(x.split(',', 1)[0]))},"
-                                                f"{x.split(',', 1)[1]}" for x in lines[1:]]))
-    proc = memsim_cli("check", rounded, "-p", "ecc.scheme=duo", "-p", "ecc.duo_even_bursts=true")
-    assert proc.returncode == 1 and "data_bus" in proc.stdout
+    assert f"cycle {first}.5 is not a whole cycle (DDR4 registers commands on the rising " \
+        "clock edge)" in proc.stderr
     proc = memsim_cli("run", "traces/example_mix.trace", "-p", "ecc.scheme=chipkill_x8_lockstep")
     assert proc.returncode == 2
     assert proc.stderr == ("memsim: error: ecc.scheme: chipkill_x8_lockstep runs channels in "

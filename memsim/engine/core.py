@@ -79,7 +79,7 @@ CAT_NONE, CAT_HIT, CAT_MISS, CAT_CONFLICT = -1, 0, 1, 2
 # Indices into the parameter array P.
 (P_NCH, P_NRANK, P_NBG, P_NBA, P_SCHED, P_POLICY, P_TIMEOUT, P_CAP, P_RQ_CAP, P_WQ_CAP,
  P_WM_HI, P_WM_LO, P_TIMED, P_MAX_OUT, P_REFRESH, P_TREFI, P_TRFC, P_TICK, P_LOG, P_QMASK,
- P_LEN) = range(21)
+ P_CYCLE, P_LEN) = range(22)
 
 # Indices into the front-end / clock scalar array F.
 (F_NOW, F_IDX, F_OUTSTANDING, F_HEAP, F_FINAL_CYCLE, F_SCAN, F_LOG_LEN, F_LEN) = range(8)
@@ -889,6 +889,9 @@ def make_loop(features: int):
         tick = P[P_TICK] != 0
         log_on = P[P_LOG] != 0
         log_cap = S.log.shape[0]
+        # ticks per DRAM cycle (2 on DUO's half-cycle grid): the loop visits whole cycles
+        # only, so commands issue on the rising clock edge; only data ends fall between
+        cycle = P[P_CYCLE]
         log_room = nch  # commands a cycle can add to the log
         if features & F_NDA:
             log_room = nch * (1 + P[P_NRANK])  # and one per rank's NDA
@@ -994,7 +997,7 @@ def make_loop(features: int):
             if tick:
                 if features & F_CORES:  # (stops the cores past the end, as below)
                     cores_next(P, S, X[X_CORES], t)
-                t += 1
+                t += cycle
                 continue
             nxt = INF
             for ch in range(nch):
@@ -1026,7 +1029,7 @@ def make_loop(features: int):
                     nxt = cand
             if nxt <= t:
                 nxt = t + 1
-            t = nxt
+            t = nxt + (nxt & (cycle - 1))  # (a data end on a half cycle: the next cycle)
 
     return run_chunk
 
