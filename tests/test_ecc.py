@@ -335,6 +335,33 @@ def test_lockstep_halves_the_independent_channels(tmp_path):
         2 * s1["ecc"]["bandwidth_gbps"]["useful"])
 
 
+def test_energy_per_bit_counts_the_bits_the_requests_asked_for(tmp_path):
+    # Compared across schemes, energy per bit divides by the bits the requests asked for
+    # (64 B each): in-line ECC's ECC bursts and a lockstep access's second 64 B are
+    # cost, not data. Here each request moves exactly two bursts' worth (one ECC access
+    # each; one 128 B access each), so per requested bit is twice per moved bit.
+    n = 400
+    addr, w, cyc = trace("random", n, seed=4, write_ratio=0.3, timed_every=8.0)
+    per_bit = {}
+    for scheme in ("none", "inline", "chipkill_x8_lockstep"):
+        over = [f"ecc.scheme={scheme}", "dram.channels=2"]
+        r, s, _ = logged(tmp_path, addr, w, cyc, overrides=over)
+        total_pj = s["energy_nj"]["total"] * 1e3
+        assert s["energy_pj_per_requested_bit"] == pytest.approx(total_pj / (n * 512),
+                                                                 rel=1e-12)
+        ranks = r.per_rank()
+        moved = (s["commands"]["RD"] + s["commands"]["WR"]) * r.spec.burst_bytes * 8
+        assert (ranks["energy_nj_total"] * 1e3 / ranks["energy_pj_per_moved_bit"]).sum() \
+            == pytest.approx(moved, rel=1e-12)
+        per_bit[scheme] = (s["energy_pj_per_requested_bit"], total_pj / moved)
+        assert "energy_pj_per_bit" not in s
+    assert per_bit["none"][0] == pytest.approx(per_bit["none"][1], rel=1e-12)
+    for scheme in ("inline", "chipkill_x8_lockstep"):
+        requested, moved = per_bit[scheme]
+        assert requested == pytest.approx(2 * moved, rel=1e-12)
+        assert requested > per_bit["none"][0]
+
+
 # ---------------------------------------------------------------- every scheme
 
 SCHEMES = [
