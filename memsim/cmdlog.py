@@ -100,7 +100,7 @@ class CommandLogWriter:
             self.f.write((",".join(c.name for c in self.columns) + "\n").encode())
             fields = []
             self._tables = []
-            for j, col in enumerate(self.columns):
+            for col in self.columns:
                 if col.names is None:
                     fields.append(pa.field(col.name, pa.int64()))
                     self._tables.append(None)

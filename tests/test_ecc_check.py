@@ -4,12 +4,12 @@ broken by exactly one tick.
 Same style as test_check_rules: every case is a small legal log whose last command sits
 exactly on its earliest legal cycle; one cycle earlier breaks exactly one rule (DUO's
 4.5-cycle bursts too: commands sit on whole cycles, so a rule of x.5 cycles is met at
-the next whole cycle, and a command on a half cycle breaks rule clock_edge). The interface numbers come from the config
-(``memsim.ecc``); the expected cycles are written out from the reference: DDR4-2400R
-x8 (CL 16, CWL 12, tBL 4, tCCD_S 4, tCCD_L 6, tWTR_S 3, tWTR_L 9, tWR 18, tRP 16,
-tRTRS 2), write CRC: 10-beat writes (5 cycles), CRC_DM adder max(4 nCK, 3.75 ns) = 5
-cycles at 0.833 ns, CA parity PL = 5, DUO: 9 beats (4.5 cycles), on-die ECC tRMW =
-tCCD_L = 6.
+the next whole cycle, and a command on a half cycle breaks rule clock_edge). The
+interface numbers come from the config (``memsim.ecc``); the expected cycles are
+written out from the reference: DDR4-2400R x8 (CL 16, CWL 12, tBL 4, tCCD_S 4, tCCD_L
+6, tWTR_S 3, tWTR_L 9, tWR 18, tRP 16, tRTRS 2), write CRC: 10-beat writes (5 cycles),
+CRC_DM adder max(4 nCK, 3.75 ns) = 5 cycles at 0.833 ns, CA parity PL = 5, DUO: 9 beats
+(4.5 cycles), on-die ECC tRMW = tCCD_L = 6.
 """
 
 from __future__ import annotations

@@ -79,10 +79,16 @@ CAT_NONE, CAT_HIT, CAT_MISS, CAT_CONFLICT = -1, 0, 1, 2
 # Indices into the parameter array P.
 (P_NCH, P_NRANK, P_NBG, P_NBA, P_SCHED, P_POLICY, P_TIMEOUT, P_CAP, P_RQ_CAP, P_WQ_CAP,
  P_WM_HI, P_WM_LO, P_TIMED, P_MAX_OUT, P_REFRESH, P_TREFI, P_TRFC, P_TICK, P_LOG, P_QMASK,
- P_CYCLE, P_LEN) = range(22)
+ P_CYCLE, P_SMASK, P_LEN) = range(23)
 
 # Indices into the front-end / clock scalar array F.
-(F_NOW, F_IDX, F_OUTSTANDING, F_HEAP, F_FINAL_CYCLE, F_SCAN, F_LOG_LEN, F_LEN) = range(8)
+(F_NOW, F_IDX, F_OUTSTANDING, F_HEAP, F_FINAL_CYCLE, F_SCAN, F_LOG_LEN, F_GRANT, F_NWAIT,
+ F_LEN) = range(10)
+# As fast as possible, at most P_MAX_OUT requests hold an outstanding slot: those in the
+# controller (F_OUTSTANDING; the heap holds their data ends, when their slots free) and
+# the next F_NWAIT requests of the trace, which wait for room in their queue. Slots go to
+# requests in trace order: F_GRANT is the (absolute) index of the next chunk entry to get
+# one, and ``slot[index & P_SMASK]`` the cycle at which an entry got its slot.
 
 # Indices into the counter array.
 (C_READS, C_WRITES, C_HIT, C_MISS, C_CONFLICT, C_R2W, C_R2W_IDLE, C_W2R, C_W2R_IDLE,
@@ -123,7 +129,7 @@ State = namedtuple("State", " ".join((
     "q_id q_arr q_bank q_row q_col q_cat q_first q_len q_head",  # queues
     "wmode ch_next last_dir last_rank last_end",  # channels
     "clean_at soon_bank soon_hit soon_n",  # channels: the last bank phase's forecast
-    "F heap counters bank_stats rank_stats hist log",  # front end, statistics, log
+    "F heap slot counters bank_stats rank_stats hist log",  # front end, statistics, log
 )))
 
 
@@ -340,28 +346,29 @@ def _issue_pre(P, T, S, t, b, req):
 
 
 @njit(**_COMPILED)
-def _count_turnaround(counters, q_arr, q_bank, rank_of, head, n, mask, q, new_dir, rk, gap,
-                      start):
-    """Count a turnaround: a burst of direction ``q`` starting at ``start`` after a burst
-    of the other direction (``new_dir``) or of another rank, ``gap`` cycles after it.
-    Its idle cycles are those in which a request of the new direction (or for the new
-    rank) already waited, i.e. since the oldest such request of the queue arrived.
+def _count_turnaround(counters, earliest, n_ch, n_rank, n_bg, n_bank, cmd, k, prev_end,
+                      delay, since):
+    """Count a turnaround of kind ``k`` (C_R2W, C_W2R, C_RSW): command ``cmd`` (issued
+    now, its rules not yet applied) starts a burst ``delay`` cycles after it, after a
+    burst of the other direction or of another rank that ended at ``prev_end``. Its idle
+    cycles are those the turnaround rules forced: the rank and bank-group rules (tRTW,
+    tWTR_S/L, tRTRS; rules of the same direction there are long past) put the burst's
+    earliest start at ``bound``, the request's own readiness (its arrival ``since``, its
+    bank's tRCD, the command bus) at ``free``; the bus idled for the turnaround from
+    max(prev_end, free) to bound. A request that was not ready by then (it arrived
+    later, or its row had to be opened: a row miss or conflict) was held by nothing a
+    turnaround rule says, and counts no idle cycles.
 
     Not inlined, on purpose: with these few lines inlined into the loop (even in a form
     that does less work) the compiled loop measured 10-35% slower on streams
     (benchmarks/ab_speed.py), though they rarely run there."""
-    if new_dir:
-        k = C_R2W if q == 1 else C_W2R
-        since = q_arr[head]  # the queue is in age order
-    else:
-        k = C_RSW
-        since = start
-        for j in range(n):
-            if rank_of[q_bank[(head + j) & mask]] == rk:
-                since = q_arr[(head + j) & mask]
-                break
     counters[k] += 1
-    counters[k + 1] += min(gap, start - since)
+    bound = max(earliest[n_rank, cmd], earliest[n_bg, cmd]) + delay
+    free = max(since, earliest[n_ch, cmd], earliest[n_bank, cmd]) + delay
+    if free < prev_end:
+        free = prev_end
+    if bound > free:
+        counters[k + 1] += bound - free
 
 
 @njit(**_INLINE)
@@ -379,6 +386,14 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
         auto = ecc_engine.may_close_row(S, q, ch, i)
     if auto:
         cmd = WRA if q == 1 else RDA
+    # data bus: a turnaround, judged by the rules in force before this command's own
+    start = t + T.data_delay[cmd]
+    rank_in_ch = rk % P[P_NRANK]
+    if S.last_dir[ch] >= 0 and (S.last_dir[ch] != q or S.last_rank[ch] != rank_in_ch):
+        _count_turnaround(S.counters, S.earliest, S.node_ch[b], S.node_rank[b], S.node_bg[b],
+                          S.node_bank[b], cmd,
+                          (C_R2W if q == 1 else C_W2R) if S.last_dir[ch] != q else C_RSW,
+                          S.last_end[ch], T.data_delay[cmd], S.q_arr[q, ch, i])
     _apply_constraints(P, T, S, cmd, b, t)
     S.hits_pending[q, b] -= 1
     S.pending[q, b] -= 1
@@ -407,14 +422,8 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
     S.rank_stats[rk, RS_RD + q] += 1
     _log(P, S, t, cmd, b, row, S.q_col[q, ch, i], S.q_id[q, ch, i], rk)
 
-    # data bus: turnaround bookkeeping and utilisation
-    start = t + T.data_delay[cmd]
+    # data bus: utilisation
     end = start + T.burst_cycles[cmd]
-    rank_in_ch = rk % P[P_NRANK]
-    if S.last_dir[ch] >= 0 and (S.last_dir[ch] != q or S.last_rank[ch] != rank_in_ch):
-        _count_turnaround(S.counters, S.q_arr[q, ch], S.q_bank[q, ch], S.rank_of,
-                          S.q_head[q, ch], S.q_len[q, ch], P[P_QMASK], q,
-                          S.last_dir[ch] != q, rk, start - S.last_end[ch], start)
     if features & F_NDA:
         nda.host_column(S, X[X_NDA], ch, rk, q, start, end, S.q_arr[q, ch, i])
     S.last_dir[ch] = q
@@ -831,6 +840,23 @@ def _schedule_channel(P, T, S, X, ch, t, features):
     return nxt
 
 
+@njit(**_INLINE)
+def _grant_slots(P, S, X, at, req_base, n, features):
+    """As fast as possible: the next requests of the chunk get outstanding slots at cycle
+    ``at`` while fewer than P_MAX_OUT are held (an ECC scheme's extra accesses need none:
+    they belong to the request before them)."""
+    F = S.F
+    end = req_base + n
+    g = F[F_GRANT]
+    while g < end and F[F_OUTSTANDING] + F[F_NWAIT] < P[P_MAX_OUT]:
+        S.slot[g & P[P_SMASK]] = at
+        F[F_NWAIT] += 1
+        g += 1
+        if features & F_ECC:
+            g = req_base + ecc_engine.next_request(X[X_ECC], g - req_base)
+    F[F_GRANT] = g
+
+
 # ---------------------------------------------------------------- the loop
 
 NEED_INPUT, DONE, LOG_FULL, STUCK, PAUSED = 0, 1, 2, 3, 4
@@ -911,19 +937,23 @@ def make_loop(features: int):
 
             # --- front end: requests enter in trace order while their queue has room
             while F[F_HEAP] > 0 and S.heap[0] <= t:
+                done = S.heap[0]
                 _heap_pop(S)
                 F[F_OUTSTANDING] -= 1
+                _grant_slots(P, S, X, done, req_base, n, features)  # from its data end
+            if not timed:
+                _grant_slots(P, S, X, t, req_base, n, features)
             blocked_full = False
             idx = F[F_IDX]
             while idx < n:
                 if timed:
                     if arrival[idx] > t:
                         break
-                elif F[F_OUTSTANDING] >= P[P_MAX_OUT]:
-                    break
+                elif F[F_GRANT] <= req_base + idx:
+                    break  # no outstanding slot yet
                 if features & F_ECC:  # a request enters with its extra accesses
                     used = ecc_engine.admit(P, S, X[X_ECC], t, idx, n, arrival, is_write,
-                                            bank, row, col, timed_int)
+                                            bank, row, col, timed_int, req_base)
                     if used == 0:
                         blocked_full = True
                         break
@@ -939,11 +969,14 @@ def make_loop(features: int):
                     break
                 k = (S.q_head[q, ch] + n_q) & P[P_QMASK]
                 S.q_id[q, ch, k] = req_base + idx
-                # latency counts from the trace timestamp: waiting for room in a full queue
+                # latency counts from the trace timestamp (as fast as possible: from when
+                # the request got its outstanding slot): waiting for room in a full queue
                 # is part of it (and counted apart as the front-end wait). Branch-free:
                 # measured ~12% faster on streams than an if on ``timed``.
-                fe_wait = (t - arrival[idx]) * timed_int
-                S.q_arr[q, ch, k] = t - fe_wait
+                since = (arrival[idx] * timed_int
+                         + S.slot[(req_base + idx) & P[P_SMASK]] * (1 - timed_int))
+                fe_wait = t - since
+                S.q_arr[q, ch, k] = since
                 S.counters[C_FE_SUM_R + q] += fe_wait
                 S.q_bank[q, ch, k] = b
                 S.q_row[q, ch, k] = row[idx]
@@ -955,6 +988,7 @@ def make_loop(features: int):
                     S.hits_pending[q, b] += 1
                 if not timed:
                     F[F_OUTSTANDING] += 1
+                    F[F_NWAIT] -= 1
                 S.ch_next[ch] = t
                 S.clean_at[ch] = -1
                 idx += 1
@@ -1013,7 +1047,7 @@ def make_loop(features: int):
             if idx < n and not blocked_full:
                 if timed:
                     cand = arrival[idx]
-                elif F[F_OUTSTANDING] >= P[P_MAX_OUT]:
+                elif F[F_GRANT] <= req_base + idx:  # (every slot held: a data end frees one)
                     cand = S.heap[0]
                 else:
                     cand = t + 1
