@@ -315,6 +315,23 @@ def interface(cfg, timings: dict | None = None) -> Interface:
 # --------------------------------------------------------------------------------------
 
 
+def reserved_field(spec) -> tuple[str, int] | None:
+    """In-line ECC keeps the check bytes in the data space, so the user's addresses must
+    not reach them: the address field whose top eighth of values holds ECC bursts, with
+    the count of its values left for data (AddressMapping's ``reserve``). ``co_located``:
+    the column, the last eighth of every row's bursts; ``separate``: the row, the top
+    eighth of each bank's rows. The user's capacity shrinks by that eighth (the layout's
+    share: the check bytes of 8 data bursts fill one burst, so 7/8 of the row's eighth,
+    or of the rows' eighth, is ECC and the rest spare). None without in-line ECC."""
+    iface = spec.ecc
+    if iface is None or iface.inline_layout is None:
+        return None
+    per = ECC_BYTES_PER_BURST_DATA
+    if iface.inline_layout == "co_located":
+        return "co", spec.bursts_per_row - spec.bursts_per_row // per
+    return "ro", spec.rows - spec.rows // per
+
+
 def partial_writes(index: np.ndarray, fraction: float, seed: int) -> np.ndarray:
     """Which requests (by trace index) are partial writes' candidates: a fixed hash of
     (index, seed) below ``fraction``, so the choice does not depend on chunking."""

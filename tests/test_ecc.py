@@ -42,6 +42,9 @@ from memsim.config import ConfigError
 from memsim.sim import run_arrays
 
 CFG, SPEC, MAP = resolve()
+# in-line ECC reserves the locations of the check bytes: addresses map around them
+INLINE = {layout: resolve(None, ["ecc.scheme=inline", f"ecc.inline_layout={layout}"])[2]
+          for layout in ("co_located", "separate")}
 PL_2400 = 5
 B = SPEC.bursts_per_row  # bursts per row: 128
 
@@ -189,9 +192,10 @@ def test_duo_timed_trace_keeps_its_arrival_cycles(tmp_path):
 
 def test_inline_ecc_co_located_doubles_column_commands_and_keeps_the_row_hit_rate(tmp_path):
     n = 32
-    a = addresses(MAP, [dict(bankgroup=i % 2, column=(i // 2) * 8) for i in range(n)])
-    _, plain, log0 = logged(tmp_path, a)
-    _, inl, log1 = logged(tmp_path, a, overrides=["ecc.scheme=inline"])
+    fields = [dict(bankgroup=i % 2, column=(i // 2) * 8) for i in range(n)]
+    _, plain, log0 = logged(tmp_path, addresses(MAP, fields))
+    _, inl, log1 = logged(tmp_path, addresses(INLINE["co_located"], fields),
+                          overrides=["ecc.scheme=inline"])
     assert len(commands(log1, "RD")) == 2 * len(commands(log0, "RD")) == 2 * n
     assert cycles_of(log1, "ACT") == cycles_of(log0, "ACT")
     assert inl["row_buffer"] == plain["row_buffer"]
@@ -211,7 +215,7 @@ def test_inline_ecc_co_located_doubles_column_commands_and_keeps_the_row_hit_rat
 def test_inline_read_completes_with_the_later_of_its_two_bursts(tmp_path):
     # one read: data RD at tRCD, its ECC read (same bank group) tCCD_L later; the read
     # is complete when the ECC burst is in, plus the decode latency
-    a = addresses(MAP, [dict()])
+    a = addresses(INLINE["co_located"], [dict()])
     _, s, log = logged(tmp_path, a, overrides=["ecc.scheme=inline",
                                                "ecc.decode_latency_cycles=3"])
     assert [(c, k) for c, k in zip(log["cycle"], log["kind"], strict=True)] == [
@@ -224,7 +228,7 @@ def test_inline_read_completes_with_the_later_of_its_two_bursts(tmp_path):
 def test_inline_writes_update_their_ecc_burst_and_a_cache_filters_them(tmp_path):
     # 16 writes to 16 bursts of one row share 2 ECC bursts
     n = 16
-    a = addresses(MAP, [dict(column=8 * i) for i in range(n)])
+    a = addresses(INLINE["co_located"], [dict(column=8 * i) for i in range(n)])
     w = np.ones(n, bool)
     _, s, log = logged(tmp_path, a, w, overrides=["ecc.scheme=inline"])
     assert s["ecc"]["extra_accesses"]["ecc_writes"] == n
@@ -240,7 +244,7 @@ def test_inline_writes_update_their_ecc_burst_and_a_cache_filters_them(tmp_path)
 
 
 def test_inline_separate_layout_puts_ecc_in_the_top_eighth_of_the_rank(tmp_path):
-    a = addresses(MAP, [dict(bankgroup=1, bank=2, row=3, column=40)])
+    a = addresses(INLINE["separate"], [dict(bankgroup=1, bank=2, row=3, column=40)])
     _, s, log = logged(tmp_path, a, overrides=["ecc.scheme=inline",
                                                "ecc.inline_layout=separate"])
     nb, rows = SPEC.banks_per_rank, SPEC.rows
@@ -252,6 +256,57 @@ def test_inline_separate_layout_puts_ecc_in_the_top_eighth_of_the_rank(tmp_path)
     # here the ECC burst is in the data's own bank (bank 6 of the rank), another row
     assert (e // B) % nb == 1 * 4 + 2
     assert s["ecc"]["extra_row_buffer"] == {"hits": 0, "misses": 0, "conflicts": 1}
+
+
+@pytest.mark.parametrize("cache", [None, 64], ids=["no-cache", "cache"])
+@pytest.mark.parametrize("layout", ["co_located", "separate"])
+def test_inline_data_never_touches_an_ecc_location(tmp_path, layout, cache):
+    # The user's address space is the device's less the layout's reserved eighth (of
+    # every row's bursts, or of every bank's rows): random reads and writes over all of
+    # it, its last burst and the address included, never touch a burst that
+    # holds (or is kept for) check bytes, and every ECC access does
+    m = INLINE[layout]
+    assert m.capacity_bytes == SPEC.capacity_bytes * 7 // 8
+    n = 3000
+    rng = np.random.default_rng(5)
+    addr = np.concatenate([rng.integers(0, m.capacity_bytes // 64, n - 2) * 64,
+                           [0x24C45FC0, m.capacity_bytes - 64]])
+    w = rng.random(n) < 0.4
+    over = ["ecc.scheme=inline", f"ecc.inline_layout={layout}", "ecc.decode_latency_cycles=1"]
+    if cache:
+        over.append(f"ecc.inline_cache_entries={cache}")
+    _, s, log = logged(tmp_path, addr, w, overrides=over)
+    data_conserved(log, n, w)
+    col = log[log["command"].isin(["RD", "WR", "RDA", "WRA"])]
+    if layout == "co_located":
+        reserved = col["column"] >= (B - B // 8) * 8
+    else:
+        reserved = col["row"] >= SPEC.rows - SPEC.rows // 8
+    data = col["kind"] == "data"
+    assert not reserved[data].any()
+    assert reserved[~data].all() and (~data).sum() > 0
+    where = ["channel", "rank", "bankgroup", "bank", "row", "column"]
+    touched = set(map(tuple, col.loc[data, where].to_numpy().tolist()))
+    assert touched.isdisjoint(map(tuple, col.loc[~data, where].to_numpy().tolist()))
+    # the last byte of the user's space is a data location; one more is an error
+    from memsim.mapping import AddressError
+
+    with pytest.raises(AddressError, match="beyond the configured capacity"):
+        run_arrays(np.array([m.capacity_bytes]), None, None, None, over)
+
+
+def test_inline_mapping_is_a_bijection_onto_the_data_locations():
+    for layout, m in INLINE.items():
+        a = np.random.default_rng(6).integers(0, m.capacity_bytes // 64, 20000) * 64
+        d = m.decode(a)
+        nba, nbg = SPEC.banks_per_group, SPEC.bankgroups
+        back = m.encode(rank=0, bankgroup=(d.bank // nba) % nbg, bank=d.bank % nba,
+                        row=d.row, column=d.column)
+        assert (back == a).all()
+        if layout == "co_located":
+            assert d.column.max() < (B - B // 8) * 8
+        else:
+            assert d.row.max() < SPEC.rows - SPEC.rows // 8
 
 
 def test_partial_write_is_a_read_then_the_write(tmp_path):
