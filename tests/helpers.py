@@ -63,11 +63,8 @@ def addresses(mapping: AddressMapping, fields) -> np.ndarray:
 
 
 def read_log(path) -> pd.DataFrame:
-    """A command log; its cycles are int64, or float64 on DUO's half-cycle grid (12.5)."""
-    with open(path) as f:
-        half_cycles = "." in f.readline() + f.readline()
-    dtypes = dict(LOG_DTYPES, cycle="float64") if half_cycles else LOG_DTYPES
-    return pd.read_csv(path, dtype=dtypes)
+    """A command log (its cycles are whole: commands issue on the rising clock edge)."""
+    return pd.read_csv(path, dtype=LOG_DTYPES)
 
 
 def run_logged(tmp_path, addr, is_write=None, cycle=None, cfg=None, overrides=(),
