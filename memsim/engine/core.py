@@ -79,16 +79,19 @@ CAT_NONE, CAT_HIT, CAT_MISS, CAT_CONFLICT = -1, 0, 1, 2
 # Indices into the parameter array P.
 (P_NCH, P_NRANK, P_NBG, P_NBA, P_SCHED, P_POLICY, P_TIMEOUT, P_CAP, P_RQ_CAP, P_WQ_CAP,
  P_WM_HI, P_WM_LO, P_TIMED, P_MAX_OUT, P_REFRESH, P_TREFI, P_TRFC, P_TICK, P_LOG, P_QMASK,
- P_CYCLE, P_SMASK, P_LEN) = range(23)
+ P_CYCLE, P_SMASK, P_FMASK, P_LEN) = range(24)
 
 # Indices into the front-end / clock scalar array F.
-(F_NOW, F_IDX, F_OUTSTANDING, F_HEAP, F_FINAL_CYCLE, F_SCAN, F_LOG_LEN, F_GRANT, F_NWAIT,
+(F_NOW, F_IDX, F_NFREE, F_HEAP, F_FINAL_CYCLE, F_SCAN, F_LOG_LEN, F_GRANT, F_FHEAD,
  F_LEN) = range(10)
-# As fast as possible, at most P_MAX_OUT requests hold an outstanding slot: those in the
-# controller (F_OUTSTANDING; the heap holds their data ends, when their slots free) and
-# the next F_NWAIT requests of the trace, which wait for room in their queue. Slots go to
-# requests in trace order: F_GRANT is the (absolute) index of the next chunk entry to get
-# one, and ``slot[index & P_SMASK]`` the cycle at which an entry got its slot.
+# As fast as possible, P_MAX_OUT outstanding slots. A request holds one from when it gets
+# it (in trace order) until its data burst ends, also while it waits for room in its
+# queue. Free slots wait in a FIFO with the cycle they freed (``free[(F_FHEAD + j) &
+# P_FMASK]``, F_NFREE of them; all free at cycle 0; the heap holds the data ends of the
+# requests in the controller): the next request takes the oldest, F_GRANT is the
+# (absolute) index of the next chunk entry to get one, and ``slot[index & P_SMASK]`` the
+# cycle at which an entry got its slot. A freed slot keeps its cycle until a request
+# takes it, so where a chunk ends changes nothing.
 
 # Indices into the counter array.
 (C_READS, C_WRITES, C_HIT, C_MISS, C_CONFLICT, C_R2W, C_R2W_IDLE, C_W2R, C_W2R_IDLE,
@@ -129,7 +132,7 @@ State = namedtuple("State", " ".join((
     "q_id q_arr q_bank q_row q_col q_cat q_first q_len q_head",  # queues
     "wmode ch_next last_dir last_rank last_end",  # channels
     "clean_at soon_bank soon_hit soon_n",  # channels: the last bank phase's forecast
-    "F heap slot counters bank_stats rank_stats hist log",  # front end, statistics, log
+    "F heap free slot counters bank_stats rank_stats hist log",  # front end, stats, log
 )))
 
 
@@ -841,16 +844,18 @@ def _schedule_channel(P, T, S, X, ch, t, features):
 
 
 @njit(**_INLINE)
-def _grant_slots(P, S, X, at, req_base, n, features):
-    """As fast as possible: the next requests of the chunk get outstanding slots at cycle
-    ``at`` while fewer than P_MAX_OUT are held (an ECC scheme's extra accesses need none:
-    they belong to the request before them)."""
+def _grant_slots(P, S, X, req_base, n, features):
+    """As fast as possible: the next requests of the chunk take the free outstanding
+    slots, oldest first, each at the cycle its slot freed (an ECC scheme's extra accesses
+    need none: they belong to the request before them)."""
     F = S.F
     end = req_base + n
     g = F[F_GRANT]
-    while g < end and F[F_OUTSTANDING] + F[F_NWAIT] < P[P_MAX_OUT]:
-        S.slot[g & P[P_SMASK]] = at
-        F[F_NWAIT] += 1
+    while g < end and F[F_NFREE] > 0:
+        h = F[F_FHEAD]
+        S.slot[g & P[P_SMASK]] = S.free[h & P[P_FMASK]]
+        F[F_FHEAD] = h + 1
+        F[F_NFREE] -= 1
         g += 1
         if features & F_ECC:
             g = req_base + ecc_engine.next_request(X[X_ECC], g - req_base)
@@ -923,6 +928,8 @@ def make_loop(features: int):
             log_room = nch * (1 + P[P_NRANK])  # and one per rank's NDA
         F = S.F
         t = F[F_NOW]
+        if not timed:  # this chunk's first requests take the free outstanding slots
+            _grant_slots(P, S, X, req_base, n, features)
         while True:
             if log_on and F[F_LOG_LEN] + log_room > log_cap:
                 F[F_NOW] = t
@@ -937,12 +944,11 @@ def make_loop(features: int):
 
             # --- front end: requests enter in trace order while their queue has room
             while F[F_HEAP] > 0 and S.heap[0] <= t:
-                done = S.heap[0]
+                # (as fast as possible) a data end frees its request's outstanding slot
+                S.free[(F[F_FHEAD] + F[F_NFREE]) & P[P_FMASK]] = S.heap[0]
+                F[F_NFREE] += 1
                 _heap_pop(S)
-                F[F_OUTSTANDING] -= 1
-                _grant_slots(P, S, X, done, req_base, n, features)  # from its data end
-            if not timed:
-                _grant_slots(P, S, X, t, req_base, n, features)
+                _grant_slots(P, S, X, req_base, n, features)
             blocked_full = False
             idx = F[F_IDX]
             while idx < n:
@@ -986,9 +992,6 @@ def make_loop(features: int):
                 S.pending[q, b] += 1
                 if S.open_row[b] == row[idx]:
                     S.hits_pending[q, b] += 1
-                if not timed:
-                    F[F_OUTSTANDING] += 1
-                    F[F_NWAIT] -= 1
                 S.ch_next[ch] = t
                 S.clean_at[ch] = -1
                 idx += 1

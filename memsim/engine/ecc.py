@@ -122,9 +122,6 @@ def admit(P, S, E, t, idx, n, arrival, is_write, bank, row, col, timed_int, req_
         else:
             _enqueue(P, S, 1 if is_write[j] != 0 else 0, ch, qid, arr, bank[j], row[j],
                      col[j], t)
-    if timed_int == 0:
-        S.F[_c.F_OUTSTANDING] += 1  # the request; its extra accesses are the controller's
-        S.F[_c.F_NWAIT] -= 1
     return end - idx
 
 
