@@ -206,7 +206,6 @@ class Engine:
         P[core.P_LOG] = int(log_sink is not None)
         P[core.P_QMASK] = qmax - 1
         P[core.P_CYCLE] = scale
-        P[core.P_SMASK] = (1 << (4 * max_out).bit_length()) - 1
         P[core.P_FMASK] = (1 << max_out.bit_length()) - 1
         self.P = P
 
@@ -216,10 +215,7 @@ class Engine:
 
         i64 = np.int64
         F = np.zeros(core.F_LEN, i64)
-        F[core.F_NFREE] = max_out  # every outstanding slot free at cycle 0
-        # outstanding slots' cycles, by chunk entry: those of up to max_out requests and
-        # their extra accesses (an ECC scheme adds at most three per request)
-        slots = 1 << (4 * max_out).bit_length()
+        F[core.F_NFREED] = max_out  # every outstanding slot free at cycle 0
         banks = np.arange(nb, dtype=i64)
         rank_of = banks // (nbg * nba)
         self.S = core.State(
@@ -271,8 +267,7 @@ class Engine:
             soon_n=np.zeros(nch, i64),
             F=F,
             heap=np.zeros(max_out + 1, i64),
-            free=np.zeros(1 << max_out.bit_length(), i64),
-            slot=np.zeros(slots, i64),
+            freed=np.zeros(1 << max_out.bit_length(), i64),
             counters=np.zeros(core.N_COUNTERS, i64),
             bank_stats=np.zeros((nb, core.BS_LEN), i64),
             rank_stats=np.zeros((nch * nr, core.RS_LEN), i64),

@@ -79,19 +79,21 @@ CAT_NONE, CAT_HIT, CAT_MISS, CAT_CONFLICT = -1, 0, 1, 2
 # Indices into the parameter array P.
 (P_NCH, P_NRANK, P_NBG, P_NBA, P_SCHED, P_POLICY, P_TIMEOUT, P_CAP, P_RQ_CAP, P_WQ_CAP,
  P_WM_HI, P_WM_LO, P_TIMED, P_MAX_OUT, P_REFRESH, P_TREFI, P_TRFC, P_TICK, P_LOG, P_QMASK,
- P_CYCLE, P_SMASK, P_FMASK, P_LEN) = range(24)
+ P_CYCLE, P_FMASK, P_LEN) = range(23)
 
 # Indices into the front-end / clock scalar array F.
-(F_NOW, F_IDX, F_NFREE, F_HEAP, F_FINAL_CYCLE, F_SCAN, F_LOG_LEN, F_GRANT, F_FHEAD,
- F_LEN) = range(10)
+(F_NOW, F_IDX, F_NFREED, F_HEAP, F_FINAL_CYCLE, F_SCAN, F_LOG_LEN, F_NREQ,
+ F_LEN) = range(9)
 # As fast as possible, P_MAX_OUT outstanding slots. A request holds one from when it gets
-# it (in trace order) until its data burst ends, also while it waits for room in its
-# queue. Free slots wait in a FIFO with the cycle they freed (``free[(F_FHEAD + j) &
-# P_FMASK]``, F_NFREE of them; all free at cycle 0; the heap holds the data ends of the
-# requests in the controller): the next request takes the oldest, F_GRANT is the
-# (absolute) index of the next chunk entry to get one, and ``slot[index & P_SMASK]`` the
-# cycle at which an entry got its slot. A freed slot keeps its cycle until a request
-# takes it, so where a chunk ends changes nothing.
+# it until its data burst ends, also while it waits for room in its queue; slots go to
+# requests in trace order, each freed slot to the next request. So request r (counted
+# from 0 over the run) holds the r-th slot ever freed: the first P_MAX_OUT are free at
+# cycle 0, then one at each data end (the heap holds those of the requests in the
+# controller). ``freed[j & P_FMASK]`` is the cycle the j-th slot freed and F_NFREED how
+# many have: request r has its slot iff r < F_NFREED, since ``freed[r & P_FMASK]``. (The
+# ring holds at most P_MAX_OUT slots not yet taken by a request in the controller.)
+# F_NREQ counts the requests that entered (an ECC scheme's extra accesses are not
+# requests).
 
 # Indices into the counter array.
 (C_READS, C_WRITES, C_HIT, C_MISS, C_CONFLICT, C_R2W, C_R2W_IDLE, C_W2R, C_W2R_IDLE,
@@ -132,7 +134,7 @@ State = namedtuple("State", " ".join((
     "q_id q_arr q_bank q_row q_col q_cat q_first q_len q_head",  # queues
     "wmode ch_next last_dir last_rank last_end",  # channels
     "clean_at soon_bank soon_hit soon_n",  # channels: the last bank phase's forecast
-    "F heap free slot counters bank_stats rank_stats hist log",  # front end, stats, log
+    "F heap freed counters bank_stats rank_stats hist log",  # front end, statistics, log
 )))
 
 
@@ -843,25 +845,6 @@ def _schedule_channel(P, T, S, X, ch, t, features):
     return nxt
 
 
-@njit(**_INLINE)
-def _grant_slots(P, S, X, req_base, n, features):
-    """As fast as possible: the next requests of the chunk take the free outstanding
-    slots, oldest first, each at the cycle its slot freed (an ECC scheme's extra accesses
-    need none: they belong to the request before them)."""
-    F = S.F
-    end = req_base + n
-    g = F[F_GRANT]
-    while g < end and F[F_NFREE] > 0:
-        h = F[F_FHEAD]
-        S.slot[g & P[P_SMASK]] = S.free[h & P[P_FMASK]]
-        F[F_FHEAD] = h + 1
-        F[F_NFREE] -= 1
-        g += 1
-        if features & F_ECC:
-            g = req_base + ecc_engine.next_request(X[X_ECC], g - req_base)
-    F[F_GRANT] = g
-
-
 # ---------------------------------------------------------------- the loop
 
 NEED_INPUT, DONE, LOG_FULL, STUCK, PAUSED = 0, 1, 2, 3, 4
@@ -928,8 +911,6 @@ def make_loop(features: int):
             log_room = nch * (1 + P[P_NRANK])  # and one per rank's NDA
         F = S.F
         t = F[F_NOW]
-        if not timed:  # this chunk's first requests take the free outstanding slots
-            _grant_slots(P, S, X, req_base, n, features)
         while True:
             if log_on and F[F_LOG_LEN] + log_room > log_cap:
                 F[F_NOW] = t
@@ -945,21 +926,20 @@ def make_loop(features: int):
             # --- front end: requests enter in trace order while their queue has room
             while F[F_HEAP] > 0 and S.heap[0] <= t:
                 # (as fast as possible) a data end frees its request's outstanding slot
-                S.free[(F[F_FHEAD] + F[F_NFREE]) & P[P_FMASK]] = S.heap[0]
-                F[F_NFREE] += 1
+                S.freed[F[F_NFREED] & P[P_FMASK]] = S.heap[0]
+                F[F_NFREED] += 1
                 _heap_pop(S)
-                _grant_slots(P, S, X, req_base, n, features)
             blocked_full = False
             idx = F[F_IDX]
             while idx < n:
                 if timed:
                     if arrival[idx] > t:
                         break
-                elif F[F_GRANT] <= req_base + idx:
+                elif F[F_NREQ] >= F[F_NFREED]:
                     break  # no outstanding slot yet
                 if features & F_ECC:  # a request enters with its extra accesses
                     used = ecc_engine.admit(P, S, X[X_ECC], t, idx, n, arrival, is_write,
-                                            bank, row, col, timed_int, req_base)
+                                            bank, row, col, timed_int)
                     if used == 0:
                         blocked_full = True
                         break
@@ -979,8 +959,8 @@ def make_loop(features: int):
                 # the request got its outstanding slot): waiting for room in a full queue
                 # is part of it (and counted apart as the front-end wait). Branch-free:
                 # measured ~12% faster on streams than an if on ``timed``.
-                since = (arrival[idx] * timed_int
-                         + S.slot[(req_base + idx) & P[P_SMASK]] * (1 - timed_int))
+                r = F[F_NREQ]
+                since = arrival[idx] * timed_int + S.freed[r & P[P_FMASK]] * (1 - timed_int)
                 fe_wait = t - since
                 S.q_arr[q, ch, k] = since
                 S.counters[C_FE_SUM_R + q] += fe_wait
@@ -992,6 +972,8 @@ def make_loop(features: int):
                 S.pending[q, b] += 1
                 if S.open_row[b] == row[idx]:
                     S.hits_pending[q, b] += 1
+                if not timed:
+                    F[F_NREQ] = r + 1
                 S.ch_next[ch] = t
                 S.clean_at[ch] = -1
                 idx += 1
@@ -1050,7 +1032,7 @@ def make_loop(features: int):
             if idx < n and not blocked_full:
                 if timed:
                     cand = arrival[idx]
-                elif F[F_GRANT] <= req_base + idx:  # (every slot held: a data end frees one)
+                elif F[F_NREQ] >= F[F_NFREED]:  # no slot yet: a data end frees one
                     cand = S.heap[0]
                 else:
                     cand = t + 1

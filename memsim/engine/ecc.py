@@ -73,16 +73,7 @@ def _enqueue(P, S, q, ch, qid, arr, b, row, col, t):
 
 
 @njit(**_INLINE)
-def next_request(E, j):
-    """The chunk index of the first request (a data entry) at or after entry ``j``."""
-    ids = E.ids
-    while j < ids.size and (ids[j] & KIND_MASK) != KIND_DATA:
-        j += 1
-    return j
-
-
-@njit(**_INLINE)
-def admit(P, S, E, t, idx, n, arrival, is_write, bank, row, col, timed_int, req_base):
+def admit(P, S, E, t, idx, n, arrival, is_write, bank, row, col, timed_int):
     """Let request ``idx`` and its extra accesses (the entries after it whose kind is not
     data) enter the controller at cycle ``t``; return how many entries entered (0: no
     room for all of them yet)."""
@@ -103,9 +94,9 @@ def admit(P, S, E, t, idx, n, arrival, is_write, bank, row, col, timed_int, req_
     if S.q_len[1, ch] + E.n_park[ch] + n_wr > P[_c.P_WQ_CAP]:
         return 0
     # latency counts from the trace timestamp (as fast as possible: from when the
-    # request got its outstanding slot, core.S.slot); its extra accesses arrive with it
-    arr = (arrival[idx] * timed_int
-           + S.slot[(req_base + idx) & P[_c.P_SMASK]] * (1 - timed_int))
+    # request got its outstanding slot, core.F_NFREED); its extra accesses arrive with it
+    r = S.F[_c.F_NREQ]
+    arr = arrival[idx] * timed_int + S.freed[r & P[_c.P_FMASK]] * (1 - timed_int)
     fe_wait = t - arr
     q = 1 if is_write[idx] != 0 else 0
     S.counters[_c.C_FE_SUM_R + q] += fe_wait
@@ -122,6 +113,8 @@ def admit(P, S, E, t, idx, n, arrival, is_write, bank, row, col, timed_int, req_
         else:
             _enqueue(P, S, 1 if is_write[j] != 0 else 0, ch, qid, arr, bank[j], row[j],
                      col[j], t)
+    if timed_int == 0:
+        S.F[_c.F_NREQ] = r + 1  # the request; its extra accesses hold no slot
     return end - idx
 
 
