@@ -44,8 +44,10 @@ parity latency PL (JEDEC: read latency RL = CL + PL, write latency WL = CWL + PL
 every rule written with CL or CWL uses RL or WL), the write-CRC data-mask timings
 (tWR_CRC_DM, tWTR_S_CRC_DM, tWTR_L_CRC_DM replace tWR, tWTR_S, tWTR_L), and on-die ECC's
 internal read-modify-write (a longer tWR and tWTR_L, and rule ``tCCD_L_WR``: a write
-waits tCCD_L + tRMW after a write to the same bank group). With a half-cycle burst the
-log's cycles have halves (``12.5``), and the checker counts half cycles.
+waits tCCD_L + tRMW after a write to the same bank group). With a half-cycle burst (DUO)
+the checker counts half cycles: a burst may end on a half cycle, but every command must
+sit on a whole cycle (rule ``clock_edge``: DDR4 registers commands on the rising clock
+edge, and a burst starts RL or WL whole cycles after its command).
 """
 
 from __future__ import annotations
@@ -174,6 +176,9 @@ OTHER_RULES = {
     "its open row; REF only when every bank of the rank is precharged",
     "refresh_interval": "REFs to a rank at most 9*tREFI apart, the first by 9*tREFI after "
     "cycle 0 (judged only where the deadline falls within the log)",
+    "clock_edge": "commands are registered on the rising clock edge: whole cycles only (a "
+    "log of a run with 9-beat bursts may have bursts ending on a half cycle, never a "
+    "command on one)",
 }
 
 RULE_NAMES = tuple(dict.fromkeys([r.name for r in RULES] + list(OTHER_RULES)))
@@ -535,8 +540,7 @@ class ProtocolChecker:
         whole = np.round(ticks)
         if (whole != ticks).any():
             i = int(np.argmax(whole != ticks))
-            what = ("a whole cycle (a log with half cycles comes from a run with 9-beat "
-                    "bursts, ecc.scheme duo: check it with that run's config)"
+            what = ("a whole cycle (DDR4 registers commands on the rising clock edge)"
                     if self.scale == 1 else f"a multiple of 1/{self.scale} cycle")
             raise ValueError(f"line {first_line + i}: cycle {df['cycle'].iloc[i]} is not "
                              f"{what}")
@@ -602,6 +606,9 @@ class ProtocolChecker:
                                  f"command of channel {c} (cycle {_cycles(last_cycle[c], ts)}); "
                                  f"the log must be in issue order")
             last_cycle[c] = t
+            if t % ts:
+                self._emit(line, "clock_edge", f"{COMMANDS[cmd]} at cycle {_cycles(t, ts)}, "
+                           f"between two rising clock edges", "none", rec)
             rank_node = c * R + r
             bg_node = rank_node * G + g
             bank = bg_node * B + b
@@ -933,7 +940,7 @@ def _check_chunks(checker: ProtocolChecker, path, chunk_rows: int) -> None:
         missing.append("subbank")
     if missing:
         raise ValueError(f"{path}: command log lacks column(s) {', '.join(missing)}")
-    # cycles may have halves (12.5) on DUO's half-cycle grid
+    # (a cycle with a fraction is reported, not refused by the parser)
     dtypes = {c: "int64" for c in COLUMNS[:-1]} | {"cycle": "float64", "command": "string"}
     cols = list(COLUMNS)
     if SOURCE_COLUMN in header:

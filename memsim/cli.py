@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 import yaml
@@ -252,34 +253,56 @@ def cmd_config_show(args) -> int:
 
 
 def show_config(cfg) -> str:
-    """The resolved config as YAML that loads back to the same config: ``dram.timing``
-    lists every timing in effect (cycles); those that differ from the speed bin's are
-    marked with a comment."""
+    """The resolved config as YAML that loads back to the same config. ``dram.timing``
+    holds the overrides only, so a saved config still follows ``dram.speed`` when a
+    sweep changes it; every timing in effect (cycles) is listed below it as comments,
+    those that differ from the speed bin's marked."""
     data = cfg.to_dict()
     overridden = dict(data["dram"]["timing"])
-    data["dram"]["timing"] = config_mod.resolved_timings(cfg)
+    resolved = config_mod.resolved_timings(cfg)
     stock = config_mod.resolved_timings(
         config_mod.from_dict({**data, "dram": {**data["dram"], "timing": {}}}))
+    d = cfg.dram
+    listing = [f"  # timings in effect (cycles; {d.speed} {d.org} {d.density_gbit} Gb"
+               f"{' with dram.timing' if overridden else ''}), for reference only:"]
+    for name, value in resolved.items():
+        mark = (f"  # overridden (speed bin: {stock[name]})"
+                if name in overridden and overridden[name] != stock.get(name) else "")
+        listing.append(f"  #   {name}: {value}{mark}")
     lines = yaml.safe_dump(data, sort_keys=False).splitlines()
     out = []
     section = None
+    in_timing = False
     for line in lines:
         if not line.startswith(" "):
             section = line.rstrip(":")
         stripped = line.strip()
-        if section == "dram" and stripped == "timing:":
-            line += "  # every timing in effect, in cycles; '# overridden' marks dram.timing"
-        elif section == "dram" and line.startswith("    ") and ":" in stripped:
-            name = stripped.split(":", 1)[0]
-            if name in overridden and overridden[name] != stock.get(name):
-                line += f"  # overridden (speed bin: {stock[name]})"
+        if in_timing and not line.startswith("    "):
+            out.extend(listing)  # after the overrides
+            in_timing = False
+        if section == "dram" and stripped.startswith("timing:"):
+            line += ("  # overrides of the speed bin's timings, in cycles" if overridden
+                     else "  # no overrides: the speed bin's timings")
+            in_timing = True
         out.append(line)
+    if in_timing:
+        out.extend(listing)
     return "\n".join(out) + "\n"
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None,
+                  _default=warnings.showwarning):
+    """Config warnings as one ``memsim: warning: ...`` line; others as Python shows them."""
+    if issubclass(category, config_mod.ConfigWarning):
+        print(f"memsim: warning: {message}", file=sys.stderr)
+    else:
+        _default(message, category, filename, lineno, file, line)
 
 
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    warnings.showwarning = _show_warning
     with terminate_as_interrupt():  # SIGTERM (timeout, batch systems) like Ctrl-C
         return _dispatch(args)
 

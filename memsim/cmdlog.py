@@ -122,22 +122,14 @@ def _strings(pa, names: tuple[str, ...]):
                                  [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
 
 
-def _half_cycles(pa, ticks: np.ndarray, dtype):
-    """Half-cycle ticks as decimal cycles with one decimal place: t / 2 = 5t tenths."""
-    tenths = np.empty((len(ticks), 2), np.int64)  # 128-bit little-endian decimals
-    tenths[:, 0] = ticks * 5
-    tenths[:, 1] = tenths[:, 0] >> 63
-    return pa.Array.from_buffers(dtype, len(ticks), [None, pa.py_buffer(tenths)])
-
-
 class CommandLogWriter:
     """Streams command-log blocks to CSV (``.gz``: gzip). ``close(ok)`` puts the file in
     place when ``ok`` and deletes it otherwise, so an aborted run leaves no log that
     looks complete. ``columns``: the log's columns (default :data:`COLUMNS`).
     ``time_scale`` > 1: the blocks' cycles are engine ticks of 1/time_scale cycle (DUO's
-    half-cycle grid), written as DRAM cycles with one decimal (``12.5``). ``config``: the
-    run's config (:meth:`~memsim.config.Config.to_dict`), recorded in the header
-    comment."""
+    half-cycle grid), written as DRAM cycles: commands issue on whole cycles only.
+    ``config``: the run's config (:meth:`~memsim.config.Config.to_dict`), recorded in the
+    header comment."""
 
     def __init__(self, path, columns: tuple[LogColumn, ...] = COLUMNS, time_scale: int = 1,
                  config: dict | None = None):
@@ -160,11 +152,8 @@ class CommandLogWriter:
             self.f.write((",".join(c.name for c in self.columns) + "\n").encode())
             fields = []
             self._tables = []
-            for j, col in enumerate(self.columns):
-                if j == 0 and time_scale != 1:
-                    fields.append(pa.field(col.name, pa.decimal128(19, 1)))
-                    self._tables.append(None)
-                elif col.names is None:
+            for col in self.columns:
+                if col.names is None:
                     fields.append(pa.field(col.name, pa.int64()))
                     self._tables.append(None)
                 else:
@@ -192,8 +181,11 @@ class CommandLogWriter:
         for j, (col, table) in enumerate(zip(self.columns, self._tables, strict=True)):
             values = np.ascontiguousarray(block[:, j], dtype=np.int64)
             if j == 0 and self.time_scale != 1:
-                arrays.append(_half_cycles(pa, values, self.schema.field(0).type))
-            elif table is None:
+                if (values % self.time_scale).any():
+                    raise RuntimeError("command log: a command between clock edges (a "
+                                       "memsim bug; please report it)")
+                values = values // self.time_scale
+            if table is None:
                 arrays.append(pa.Array.from_buffers(pa.int64(), n,
                                                     [None, pa.py_buffer(values)]))
             else:

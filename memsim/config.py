@@ -37,6 +37,11 @@ class ConfigError(ValueError):
     """A config key or value is wrong; the message names the key path."""
 
 
+class ConfigWarning(UserWarning):
+    """A config that loads but probably does not mean what it says (the message names
+    the key path); ``memsim`` prints it as ``memsim: warning: ...``."""
+
+
 def _choice(*options):
     return {"choices": options}
 
@@ -363,7 +368,49 @@ def from_dict(data: dict) -> Config:
         raise ConfigError("ecc.resolved: derived from ecc.scheme, its parameters and the "
                           "dram section, and it does not match them; set the ecc.* keys "
                           "instead")
+    _warn_stale_timings(cfg)
     return cfg
+
+
+# A config pins timings that look like another speed bin's when at least this many of its
+# dram.timing overrides differ from the chosen bin's and all equal that other bin's (one
+# deliberate override never warns).
+STALE_TIMINGS_MIN = 2
+
+
+def stale_timings(cfg: Config) -> tuple[str, dict[str, tuple[int, int]]] | None:
+    """(the other speed bin, {timing: (override, chosen bin's value)}) when the timing
+    overrides are another speed bin's values rather than the chosen one's: a config
+    saved with every timing written out (as ``memsim config show`` did before it wrote
+    them as comments) and then run at another ``dram.speed``. None otherwise."""
+    d = cfg.dram
+    if not d.timing:
+        return None
+    chosen = ddr4.resolve_timings(d.speed, d.org, d.density_gbit)
+    differ = {k: v for k, v in d.timing.items() if k in chosen and v != chosen[k]}
+    if len(differ) < STALE_TIMINGS_MIN:
+        return None
+    for other in ddr4.SPEED_BINS:
+        t = ddr4.resolve_timings(other, d.org, d.density_gbit)
+        if other != d.speed and all(t[k] == v for k, v in differ.items()):
+            return other, {k: (v, chosen[k]) for k, v in differ.items()}
+    return None
+
+
+def _warn_stale_timings(cfg: Config) -> None:
+    found = stale_timings(cfg)
+    if found is None:
+        return
+    import warnings
+
+    other, differ = found
+    shown = ", ".join(f"{k} {v}" for k, (v, _) in list(differ.items())[:4])
+    more = f" and {len(differ) - 4} more" if len(differ) > 4 else ""
+    warnings.warn(ConfigWarning(
+        f"dram.timing: {shown}{more} are {other}'s values, not dram.speed {cfg.dram.speed}'s "
+        f"({', '.join(f'{k} {c}' for k, (_, c) in list(differ.items())[:4])}{more}): the run "
+        f"uses these overrides; remove them from dram.timing to use the speed bin's "
+        f"timings"), stacklevel=3)
 
 
 def _check_mechanisms(cfg: Config, data: dict) -> None:

@@ -14,9 +14,11 @@ places apply them:
 - ``memsim/dram/spec.py`` builds the device spec with them: the burst of each column
   command, the parity latency added to CL and CWL, the write-CRC data-mask adders and
   the on-die read-modify-write on the write timings, the chips per rank, and for
-  lockstep half the channels at 128 B per access. A 9-beat burst lasts 4.5 cycles, so
-  DUO runs the engine on a half-cycle grid (``time_scale`` 2: every timing doubled,
-  results converted back); everything else stays on whole cycles;
+  lockstep half the channels at 128 B per access. A 9-beat burst occupies the data
+  bus for 4.5 cycles, so DUO runs the engine in ticks of half a cycle (``time_scale``
+  2: every timing doubled, results converted back) in which commands still issue on
+  whole cycles only (the rising clock edge) and only a burst's end falls on a half
+  cycle; everything else stays on whole cycles;
 - the protocol checker (``memsim/check.py``) applies the same numbers to its own rules
   (:meth:`Interface.checker`);
 - :class:`Expander`, the front end of the extra accesses: partial writes become a read
@@ -317,6 +319,23 @@ def interface(cfg, timings: dict | None = None) -> Interface:
 # --------------------------------------------------------------------------------------
 # Extra accesses, at the front end
 # --------------------------------------------------------------------------------------
+
+
+def reserved_field(spec) -> tuple[str, int] | None:
+    """In-line ECC keeps the check bytes in the data space, so the user's addresses must
+    not reach them: the address field whose top eighth of values holds ECC bursts, with
+    the count of its values left for data (AddressMapping's ``reserve``). ``co_located``:
+    the column, the last eighth of every row's bursts; ``separate``: the row, the top
+    eighth of each bank's rows. The user's capacity shrinks by that eighth (the layout's
+    share: the check bytes of 8 data bursts fill one burst, so 7/8 of the row's eighth,
+    or of the rows' eighth, is ECC and the rest spare). None without in-line ECC."""
+    iface = spec.ecc
+    if iface is None or iface.inline_layout is None:
+        return None
+    per = ECC_BYTES_PER_BURST_DATA
+    if iface.inline_layout == "co_located":
+        return "co", spec.bursts_per_row - spec.bursts_per_row // per
+    return "ro", spec.rows - spec.rows // per
 
 
 def partial_writes(index: np.ndarray, fraction: float, seed: int) -> np.ndarray:

@@ -83,9 +83,13 @@ class EnergyModel:
         return {k: v * self.chips_per_rank / 1e3 for k, v in parts.items()}
 
 
-def summarize(spec, rank_stats: np.ndarray, cycles: int) -> dict:
+def summarize(spec, rank_stats: np.ndarray, cycles: int, requests: int) -> dict:
     """The energy part of a run's summary: energy by part (nJ), average power (mW) and
-    energy per bit moved (pJ), for the system and per rank (channel-major)."""
+    energy per bit (pJ), for the system and per rank (channel-major). The system's
+    energy per bit counts the bits the ``requests`` asked for (``spec.request_bytes``
+    each), so that runs of different ECC schemes compare: an ECC scheme's extra bursts
+    (in-line ECC's, a partial write's read) and a lockstep access's second half are
+    cost, not data. Per rank, the bits of every burst the rank moved."""
     model = EnergyModel.build(spec)
     per_rank = model.per_rank_nj(rank_stats, cycles)
     rank_total = sum(per_rank[k] for k in PARTS)
@@ -93,14 +97,14 @@ def summarize(spec, rank_stats: np.ndarray, cycles: int) -> dict:
     total = {k: float(v.sum()) for k, v in per_rank.items()}
     total["total"] = float(rank_total.sum())
     sim_ns = cycles * spec.tck_ns
-    bits = int(rank_bits.sum())
+    bits = requests * spec.request_bytes * 8
     return {
         "energy_nj": total,
         "power_mw": {"average": total["total"] / sim_ns * 1e3 if sim_ns else 0.0},
-        "energy_pj_per_bit": total["total"] * 1e3 / bits if bits else float("nan"),
+        "energy_pj_per_requested_bit": total["total"] * 1e3 / bits if bits else float("nan"),
         "per_rank": [
             {**{k: float(per_rank[k][r]) for k in PARTS}, "total": float(rank_total[r]),
-             "pj_per_bit": float(rank_total[r] * 1e3 / rank_bits[r]) if rank_bits[r]
+             "pj_per_moved_bit": float(rank_total[r] * 1e3 / rank_bits[r]) if rank_bits[r]
              else float("nan")}
             for r in range(len(rank_total))],
         "model": {"chips_per_rank": model.chips_per_rank, **model.power},

@@ -14,6 +14,13 @@ quarters... of the bank). The row is then the row within its sub-bank, and the e
 "bank" index is the unit that holds a row: ``bank * subbanks_per_bank + subbank``. With
 ``row_permutation`` the sub-bank index is XORed with the row bits just above those the
 bank XOR uses (the lowest row bits without ``xor_bank``).
+Reserved locations (in-line ECC keeps its check bytes in the data space): ``reserve =
+(field, n)`` lets one field (``co`` or ``ro``) take only its values below ``n``. The
+address is then a mixed-radix number, that field of radix ``n`` and every other of its
+power of two, so the user's address space shrinks to ``n / 2**width`` of the device's
+and no address reaches a reserved location: decoding first spreads the address over
+the field's full width (a *device* address with the field below ``n``), then decodes
+that as usual.
 """
 
 from __future__ import annotations
@@ -48,7 +55,7 @@ class Decoded:
 
 class AddressMapping:
     def __init__(self, spec, order: str = "ro-ba-bg-ra-co-ch", xor_bank: bool = False,
-                 row_permutation: bool = False):
+                 row_permutation: bool = False, reserve: tuple[str, int] | None = None):
         self.spec = spec
         self.order = order
         self.xor_bank = xor_bank
@@ -79,23 +86,49 @@ class AddressMapping:
             shift += self.widths[name]
         self.capacity_bytes = 1 << shift
         assert self.capacity_bytes == spec.capacity_bytes
+        self.reserve = reserve
+        if reserve is not None:
+            name, n = reserve
+            if name not in ("co", "ro") or not 0 < n <= 1 << self.widths[name]:
+                raise ValueError(f"reserve: {reserve!r} (expected ('co' or 'ro', a count up "
+                                 f"to the field's values))")
+            self.capacity_bytes = (self.capacity_bytes >> self.widths[name]) * n
         # row_permutation: the row bits XORed into the sub-bank index
         self.perm_shift = (self.widths["ba"] + self.widths["bg"]) if xor_bank else 0
 
     @classmethod
     def from_config(cls, cfg, spec) -> AddressMapping:
-        """The mapping of ``cfg.mapping`` for the device ``spec``."""
+        """The mapping of ``cfg.mapping`` for the device ``spec`` (with in-line ECC, its
+        check bytes' locations are no address's: ``memsim.ecc.reserved_field``)."""
+        from memsim.ecc import reserved_field
+
         m = cfg.mapping
-        return cls(spec, m.order, m.xor_bank, m.row_permutation)
+        return cls(spec, m.order, m.xor_bank, m.row_permutation, reserved_field(spec))
 
     def field(self, addr: np.ndarray, name: str) -> np.ndarray:
         out = addr >> self.shifts[name]
         out &= (1 << self.widths[name]) - 1  # in place: decode runs on every request
         return out
 
+    def _spread(self, addr: np.ndarray) -> np.ndarray:
+        """User addresses -> device addresses, the reserved field below its limit."""
+        name, n = self.reserve
+        s, w = self.shifts[name], self.widths[name]
+        q = addr >> s
+        return ((q // n) << (s + w)) | ((q % n) << s) | (addr & ((1 << s) - 1))
+
+    def _pack(self, addr: np.ndarray) -> np.ndarray:
+        """The inverse of :meth:`_spread`."""
+        name, n = self.reserve
+        s, w = self.shifts[name], self.widths[name]
+        return (((addr >> (s + w)) * n + ((addr >> s) & ((1 << w) - 1))) << s) | (
+            addr & ((1 << s) - 1))
+
     def decode(self, addr: np.ndarray) -> Decoded:
         """Decode byte addresses (int64, already checked against capacity)."""
         addr = np.asarray(addr, dtype=np.int64)
+        if self.reserve is not None:
+            addr = self._spread(addr)
         ch = self.field(addr, "ch")
         ra = self.field(addr, "ra")
         bg = self.field(addr, "bg")
@@ -150,6 +183,12 @@ class AddressMapping:
         addr = np.zeros_like(row, dtype=np.int64)
         for name, value in values.items():
             addr = addr | (np.asarray(value, dtype=np.int64) << self.shifts[name])
+        if self.reserve is not None:
+            name, n = self.reserve
+            if (np.asarray(values[name]) >= n).any():
+                raise AddressError(f"{FIELD_NAMES[name]} {values[name]}: reserved (only "
+                                   f"the first {n} hold data)")
+            addr = self._pack(addr)
         return addr
 
     def check(self, addr: np.ndarray, source: str = "trace", lines=None,

@@ -153,9 +153,9 @@ def simulate(cfg, traces: list[CoreTrace], *, tick: bool = False, cmd_log=None,
     writer = None
     ok = False
     try:
-        writer = (CommandLogWriter(cmd_log, columns_for(cfg, spec), config=cfg.to_dict())
-                  if cmd_log is not None
-                  else None)
+        writer = (CommandLogWriter(cmd_log, columns_for(cfg, spec), spec.time_scale,
+                                   config=cfg.to_dict())
+                  if cmd_log is not None else None)
         engine = Engine(cfg, spec, timed=True, tick=tick, log_sink=writer, cores=setup)
         jit_seconds, compiled = warm_up(engine, notify)
         t0 = time.perf_counter()
@@ -188,6 +188,8 @@ def _per_core(cfg, spec, traces: list[CoreTrace], C) -> dict:
                "p99": (percentile(C.hist[j], 99, int(s[cores_mod.CS_MAX_R])) if reads
                        else float("nan")),
                "max": int(s[cores_mod.CS_MAX_R]) if reads else float("nan")}
+        if spec.time_scale != 1:  # the engine counts ticks (DUO's half-cycle grid)
+            lat = {k: v / spec.time_scale for k, v in lat.items()}
         out[f"core{j}"] = {
             "trace": ct.identity.get("path", ct.name),
             "instructions": target,

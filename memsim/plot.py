@@ -192,7 +192,7 @@ def metric_label(metric: str) -> str:
     if head == "energy_nj" and len(parts) == 2:
         return f"{'DRAM' if parts[1] == 'total' else parts[1].capitalize()} energy (nJ)"
     fixed = {
-        "energy_pj_per_bit": "DRAM energy per bit (pJ/bit)",
+        "energy_pj_per_requested_bit": "DRAM energy per requested bit (pJ/bit)",
         "power_mw.average": "Average DRAM power (mW)",
         "peak_fraction": "Fraction of peak bandwidth",
         "bus_utilization": "Data-bus utilisation (fraction)",
@@ -402,8 +402,8 @@ def _bare(value) -> str:
 def _plot_schedulers(d: _Data, metric=None, **_) -> Figure:
     metrics = [metric] if metric else ["bandwidth_gbps.total", "latency_ns.read.mean",
                                         "latency_ns.read.p99"]
-    if not metric and "energy_pj_per_bit" in d.df.columns:
-        metrics.append("energy_pj_per_bit")  # results of runs that report energy
+    if not metric and "energy_pj_per_requested_bit" in d.df.columns:
+        metrics.append("energy_pj_per_requested_bit")  # results of runs that report energy
     for m in metrics:
         d.need(m)
     scheds = d.schedulers

@@ -233,7 +233,7 @@ class Result:
         cols["active_cycles"] = self.rank_stats[:, core.RS_ACTIVE]
         ranks = self._energy()["per_rank"]
         for k in ranks[0] if ranks else ():
-            name = "energy_pj_per_bit" if k == "pj_per_bit" else f"energy_nj_{k}"
+            name = "energy_pj_per_moved_bit" if k == "pj_per_moved_bit" else f"energy_nj_{k}"
             cols[name] = np.array([e[k] for e in ranks])
         return cols
 
@@ -256,11 +256,12 @@ class Result:
                                                      self.cycles))
 
     def _energy(self) -> dict:
+        requests = self.reads + self.writes
         if self.time_scale == 1:
-            return energy.summarize(self.spec, self.rank_stats, self.cycles)
+            return energy.summarize(self.spec, self.rank_stats, self.cycles, requests)
         rank_stats = self.rank_stats.astype(np.float64)
         rank_stats[:, core.RS_ACTIVE] /= self.time_scale
-        return energy.summarize(self.spec, rank_stats, self._cycles(self.cycles))
+        return energy.summarize(self.spec, rank_stats, self._cycles(self.cycles), requests)
 
     def _latency(self, q: int) -> dict:
         n = int(self.counters[core.C_READS + q])
@@ -339,11 +340,11 @@ class Result:
                                 if self.cycles else 0.0),
             "energy_nj": e["energy_nj"],
             "power_mw": e["power_mw"],
-            "energy_pj_per_bit": e["energy_pj_per_bit"],
+            "energy_pj_per_requested_bit": e["energy_pj_per_requested_bit"],
             "energy_model": e["model"],
         }
-        if self.ecc is not None:
-            out["ecc"] = self._ecc_summary(sim_ns, e["energy_nj"]["total"])
+        if self.ecc is not None or getattr(spec.ecc, "scheme", "none") != "none":
+            out["ecc"] = self._ecc_summary(sim_ns)
         if self.nda is not None:
             out["nda"] = nda_mod.summarize(self.config, spec, self.nda, self.cycles)
         if sub is not None:
@@ -359,14 +360,15 @@ class Result:
         })
         return out
 
-    def _ecc_summary(self, sim_ns: float, energy_nj: float) -> dict:
+    def _ecc_summary(self, sim_ns: float) -> dict:
         """The ECC scheme's part of the summary: its extra accesses (by kind, with their
         row-buffer outcomes), the ECC cache, and the bandwidth split into the data the
         requests asked for, the ECC accesses, and everything the bus moved."""
         from memsim.engine import ecc as ecc_engine
 
         spec = self.spec
-        ec = self.ecc.get("engine")
+        stats = self.ecc or {}  # (SimPy, cores: a scheme without extra accesses)
+        ec = stats.get("engine")
         ec = np.zeros(ecc_engine.EC_LEN, np.int64) if ec is None else ec
         extra = {name: int(ec[ecc_engine.EC_SERVED + k]) for k, name in (
             (ecc_engine.KIND_RMW_READ, "rmw_reads"), (ecc_engine.KIND_ECC_READ, "ecc_reads"),
@@ -389,10 +391,8 @@ class Result:
             "bandwidth_gbps": {"useful": gbps(users * spec.request_bytes),
                                "ecc": gbps(n_extra * spec.burst_bytes),
                                "moved": gbps(moved * spec.burst_bytes)},
-            "energy_pj_per_useful_bit": (energy_nj * 1e3 / (users * spec.request_bytes * 8)
-                                         if users else float("nan")),
         }
-        cache = self.ecc.get("cache")
+        cache = stats.get("cache")
         if cache is not None and spec.ecc.inline_cache_entries:
             out["cache"] = {k.removeprefix("cache_"): v for k, v in cache.items()
                             if k != "partial_writes"}
@@ -460,7 +460,7 @@ class Result:
             *_subbank_lines(s),
             ("energy nJ", f"total {en['total']:,.1f}  (" + "  ".join(
                 f"{k} {en[k]:,.1f}" for k in energy.PARTS) + f"); {s['power_mw']['average']:,.1f}"
-                f" mW average, {s['energy_pj_per_bit']:.2f} pJ/bit"),
+                f" mW average, {s['energy_pj_per_requested_bit']:.2f} pJ per requested bit"),
         ]
         if "ecc" in s:
             rows.append(("ecc", _ecc_line(s["ecc"])))

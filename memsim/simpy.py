@@ -65,7 +65,7 @@ class MemorySystem:
 
     def __init__(self, env: simpy.Environment, config=None, overrides=(), *,
                  unit: str = "ns", cmd_log=None, notify: bool = True):
-        from memsim.cmdlog import CommandLogWriter
+        from memsim.cmdlog import CommandLogWriter, columns_for
         from memsim.sim import warm_up
 
         if unit not in UNITS:
@@ -81,10 +81,11 @@ class MemorySystem:
         self.spec = spec_mod.build(cfg)
         self.tck_ns = self.spec.tck_ns
         self._tck = self.tck_ns if unit == "ns" else 1.0
-        self.mapping = AddressMapping(self.spec, cfg.mapping.order, cfg.mapping.xor_bank)
+        self.mapping = AddressMapping.from_config(cfg, self.spec)
         self.capacity_bytes = self.mapping.capacity_bytes
-        self._writer = (CommandLogWriter(cmd_log, config=cfg.to_dict()) if cmd_log is not None
-                        else None)
+        self._writer = (CommandLogWriter(cmd_log, columns_for(cfg, self.spec),
+                                         self.spec.time_scale, config=cfg.to_dict())
+                        if cmd_log is not None else None)
         self._engine = Engine(cfg, self.spec, timed=True, step=True, log_sink=self._writer)
         self.jit_seconds, self.jit_compiled = warm_up(self._engine, notify)
         self._decode = _ScalarDecoder(self.mapping)

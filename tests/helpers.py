@@ -64,14 +64,10 @@ def addresses(mapping: AddressMapping, fields) -> np.ndarray:
 
 
 def read_log(path) -> pd.DataFrame:
-    """A command log (after its header comment); its cycles are int64, or float64 on
-    DUO's half-cycle grid (12.5)."""
+    """A command log (after its header comment; its cycles are whole: commands issue on
+    the rising clock edge)."""
     skip, _ = read_header(path)
-    with open(path) as f:
-        lines = [f.readline() for _ in range(skip + 2)][skip:]
-    half_cycles = "." in "".join(lines)
-    dtypes = dict(LOG_DTYPES, cycle="float64") if half_cycles else LOG_DTYPES
-    return pd.read_csv(path, dtype=dtypes, skiprows=skip)
+    return pd.read_csv(path, dtype=LOG_DTYPES, skiprows=skip)
 
 
 def log_body(path) -> str:

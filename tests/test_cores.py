@@ -11,6 +11,7 @@ data is back.
 from __future__ import annotations
 
 import json
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -89,28 +90,41 @@ def checked(tmp_path, traces, overrides=(), tick=False):
 
 # ---------------------------------------------------------------- closed forms
 
-def test_rob_of_one_sees_the_idle_latency_per_load(tmp_path):
+# DUO's 9-beat bursts end half a cycle after a whole cycle: the core (at the DRAM clock)
+# sees the data in the next cycle
+BURSTS = pytest.mark.parametrize("extra", [0, 0.5], ids=["ddr4", "duo"])
+DUO = {0: (), 0.5: ("ecc.scheme=duo",)}
+
+
+@BURSTS
+def test_rob_of_one_sees_the_idle_latency_per_load(tmp_path, extra):
     # 16 loads, one per bank (each a row miss), then 16 to the same rows (row hits):
     # with a ROB of one, each load waits for the previous one, so each sees an idle
     # memory: a load sent in cycle c retires in c + latency, and the next is sent then
     banks = [dict(bankgroup=g, bank=b) for g in range(4) for b in range(4)]
     a = addresses(MAP, banks + [dict(f, column=8) for f in banks])
-    result, log = checked(tmp_path, [core_trace(a)], ROB1 + AT_DRAM_CLOCK + NO_REFRESH)
+    result, log = checked(tmp_path, [core_trace(a)],
+                          ROB1 + AT_DRAM_CLOCK + NO_REFRESH + DUO[extra])
+    miss, hit = MISS + extra, HIT + extra  # latency in DRAM cycles
+    seen_miss, seen_hit = math.ceil(miss), math.ceil(hit)  # core cycles until retired
     c0 = result.cores["core0"]
-    assert c0["core_cycles"] == 16 * MISS + 16 * HIT
+    assert c0["core_cycles"] == 16 * seen_miss + 16 * seen_hit
     assert c0["instructions"] == 32
-    assert c0["ipc"] == 32 / (16 * MISS + 16 * HIT)
+    assert c0["ipc"] == 32 / (16 * seen_miss + 16 * seen_hit)
     lat = result.summary()["latency_cycles"]["read"]
-    assert lat["max"] == MISS and lat["p50"] == HIT
-    assert c0["read_latency_cycles"]["mean"] == (16 * MISS + 16 * HIT) / 32
+    assert lat["max"] == miss and lat["p50"] == hit
+    assert c0["read_latency_cycles"]["mean"] == (16 * miss + 16 * hit) / 32
+    assert c0["read_latency_cycles"]["max"] == miss
+    assert c0["read_latency_ns"]["mean"] == round((16 * miss + 16 * hit) / 32 * SPEC.tck_ns, 4)
     # exactly the trace: no request after the last one retires
     assert c0["requests"] == {"reads": 32, "writes": 0, "total": 32, "sent": 32}
     rd = log[log["command"] == "RD"]["cycle"].tolist()
-    sends = np.cumsum([0] + [MISS] * 16 + [HIT] * 15)
+    sends = np.cumsum([0] + [seen_miss] * 16 + [seen_hit] * 15)
     assert rd == (sends + np.where(np.arange(32) < 16, tRCD, 0)).tolist()
 
 
-def test_rob_of_one_with_gaps_and_a_faster_core_clock(tmp_path):
+@BURSTS
+def test_rob_of_one_with_gaps_and_a_faster_core_clock(tmp_path, extra):
     # 3.2 GHz core over the 1.2 GHz DRAM clock: 8/3 core cycles per DRAM cycle; 10 ns
     # on chip = 32 core cycles. g non-memory instructions take g cycles (ROB of one: one
     # fetched per cycle as the previous retires), then the load is sent in core cycle c,
@@ -121,12 +135,12 @@ def test_rob_of_one_with_gaps_and_a_faster_core_clock(tmp_path):
     a = addresses(MAP, banks)
     gaps = [0, 5, 17, 3] * 4
     result, _ = checked(tmp_path, [core_trace(a, gap=gaps)],
-                        ROB1 + NO_REFRESH + ("core.onchip_latency_ns=10",))
+                        ROB1 + NO_REFRESH + ("core.onchip_latency_ns=10",) + DUO[extra])
     c = 0
     for g in gaps:
         c += g
         t = -(-c * 3 // 8)
-        c = -(-(t + MISS) * 8 // 3) + 32
+        c = math.ceil((t + MISS + Fraction(extra)) * Fraction(8, 3)) + 32
     c0 = result.cores["core0"]
     assert c0["core_cycles"] == c
     assert c0["instructions"] == sum(gaps) + 16
@@ -248,6 +262,7 @@ core_configs = st.fixed_dictionaries({
     "controller.write_queue": st.integers(2, 6),
     "dram.channels": st.sampled_from([1, 2]),
     "dram.timing.tREFI": st.integers(900, 2000),
+    "ecc.scheme": st.sampled_from(["none", "duo"]),  # (DUO: data ends on half cycles)
 })
 record = st.tuples(st.integers(0, 1), st.integers(0, 3), st.integers(0, 2),
                    st.booleans(), st.sampled_from([0, 0, 1, 3, 7, 30, 200]))

@@ -10,6 +10,8 @@ Every run's command log is checked (zero violations) and conserves requests.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from helpers import (
@@ -40,6 +42,9 @@ from memsim.config import ConfigError
 from memsim.sim import run_arrays
 
 CFG, SPEC, MAP = resolve()
+# in-line ECC reserves the locations of the check bytes: addresses map around them
+INLINE = {layout: resolve(None, ["ecc.scheme=inline", f"ecc.inline_layout={layout}"])[2]
+          for layout in ("co_located", "separate")}
 PL_2400 = 5
 B = SPEC.bursts_per_row  # bursts per row: 128
 
@@ -117,23 +122,59 @@ def test_ca_parity_adds_exactly_pl_to_idle_latency(tmp_path, pl):
     assert par["config"]["ecc"]["resolved"]["read_latency_cycles"] == CL + pl
 
 
-@pytest.mark.parametrize(("even", "fraction"), [(False, 8 / 9), (True, 8 / 10)])
-def test_duo_read_stream_runs_at_eight_ninths_of_peak(tmp_path, even, fraction):
+@pytest.mark.parametrize("even", [False, True])
+def test_duo_read_stream_runs_at_four_fifths_of_peak(tmp_path, even):
+    # Commands sit on whole cycles (the rising clock edge) and a burst starts CL whole
+    # cycles after its RD, so a 9-beat burst (4.5 cycles on the data bus) is followed by
+    # the next one at the next whole cycle: 5 cycles apart, as with 10-beat bursts.
+    # What the odd burst saves is its last half cycle: latency and bus occupancy.
     n = 64
     a = addresses(MAP, [dict(bankgroup=i % 2, column=(i // 2) * 8) for i in range(n)])
     over = ["ecc.scheme=duo"] + (["ecc.duo_even_bursts=true"] if even else [])
     _, s, log = logged(tmp_path, a, overrides=over)
     burst = tBL + (1 if even else 0.5)
+    spacing = tBL + 1
     # the second ACT is tRRD_S after the first, so the second read is ready at
-    # tRCD + tRRD_S <= tRCD + burst: every read follows the previous burst
-    assert tRRD_S <= burst
-    assert cycles_of(log, "RD") == [tRCD + burst * i for i in range(n)]
+    # tRCD + tRRD_S <= tRCD + spacing: every read waits for the previous burst only
+    assert tRRD_S <= spacing
+    assert cycles_of(log, "RD") == [tRCD + spacing * i for i in range(n)]
+    assert s["cycles"] == tRCD + spacing * (n - 1) + CL + burst
+    assert s["bus_utilization"] == pytest.approx(n * burst / s["cycles"], rel=1e-12)
     assert window_gbps(s, n, tRCD + CL, SPEC.tck_ns) == pytest.approx(
-        fraction * SPEC.peak_bandwidth_gbps, rel=1e-12)
-    assert s["latency_cycles"]["read"]["p50"] % 0.5 == 0
+        n * 64 / ((spacing * (n - 1) + burst) * SPEC.tck_ns), rel=1e-12)
     assert s["config"]["ecc"]["resolved"]["time_scale"] == (1 if even else 2)
     # a 72-bit rank of x8 chips: 9 chips
     assert s["energy_model"]["chips_per_rank"] == 9
+
+
+@pytest.mark.parametrize("timed", [True, False], ids=["timestamped", "afap"])
+def test_duo_issues_exactly_the_commands_of_even_bursts(tmp_path, timed):
+    # With commands on whole cycles every rule over a 4.5-cycle burst is met at the next
+    # whole cycle, as over a 5-cycle one, and a data end on a half cycle frees an
+    # outstanding slot at the next whole cycle: the same commands. Each request's data
+    # ends half a cycle earlier (as fast as possible, so does the slot of a request
+    # whose slot a data end freed: its latency is the same as with even bursts).
+    addr, w, cyc = trace("hot", 400, seed=3, write_ratio=0.4,
+                         timed_every=3.0 if timed else None)
+    runs = {}
+    for name, over in (("odd", ["ecc.scheme=duo"]),
+                       ("even", ["ecc.scheme=duo", "ecc.duo_even_bursts=true"])):
+        _, s, log, path = run_logged(tmp_path, addr, w, cyc, None, over, name=f"{name}.csv")
+        assert violations(path, None, over) == []
+        runs[name] = (s, log)
+    (odd, log_odd), (even, log_even) = runs["odd"], runs["even"]
+    assert log_odd.equals(log_even)
+    assert odd["cycles"] == even["cycles"] - 0.5
+    for q in ("read", "write"):
+        lat_odd, lat_even = odd["latency_cycles"][q], even["latency_cycles"][q]
+        for k in ("mean", "p50", "p99", "max", "service_mean"):
+            if timed:
+                assert lat_odd[k] == pytest.approx(lat_even[k] - 0.5, abs=1e-9), (q, k)
+            else:
+                assert lat_even[k] - 0.5 <= lat_odd[k] <= lat_even[k], (q, k)
+    busy = odd["requests"]["total"]  # every request one burst: half a cycle less each
+    assert odd["bus_utilization"] * odd["cycles"] == pytest.approx(
+        even["bus_utilization"] * even["cycles"] - 0.5 * busy, rel=1e-12)
 
 
 def test_duo_timed_trace_keeps_its_arrival_cycles(tmp_path):
@@ -151,9 +192,10 @@ def test_duo_timed_trace_keeps_its_arrival_cycles(tmp_path):
 
 def test_inline_ecc_co_located_doubles_column_commands_and_keeps_the_row_hit_rate(tmp_path):
     n = 32
-    a = addresses(MAP, [dict(bankgroup=i % 2, column=(i // 2) * 8) for i in range(n)])
-    _, plain, log0 = logged(tmp_path, a)
-    _, inl, log1 = logged(tmp_path, a, overrides=["ecc.scheme=inline"])
+    fields = [dict(bankgroup=i % 2, column=(i // 2) * 8) for i in range(n)]
+    _, plain, log0 = logged(tmp_path, addresses(MAP, fields))
+    _, inl, log1 = logged(tmp_path, addresses(INLINE["co_located"], fields),
+                          overrides=["ecc.scheme=inline"])
     assert len(commands(log1, "RD")) == 2 * len(commands(log0, "RD")) == 2 * n
     assert cycles_of(log1, "ACT") == cycles_of(log0, "ACT")
     assert inl["row_buffer"] == plain["row_buffer"]
@@ -173,7 +215,7 @@ def test_inline_ecc_co_located_doubles_column_commands_and_keeps_the_row_hit_rat
 def test_inline_read_completes_with_the_later_of_its_two_bursts(tmp_path):
     # one read: data RD at tRCD, its ECC read (same bank group) tCCD_L later; the read
     # is complete when the ECC burst is in, plus the decode latency
-    a = addresses(MAP, [dict()])
+    a = addresses(INLINE["co_located"], [dict()])
     _, s, log = logged(tmp_path, a, overrides=["ecc.scheme=inline",
                                                "ecc.decode_latency_cycles=3"])
     assert [(c, k) for c, k in zip(log["cycle"], log["kind"], strict=True)] == [
@@ -186,7 +228,7 @@ def test_inline_read_completes_with_the_later_of_its_two_bursts(tmp_path):
 def test_inline_writes_update_their_ecc_burst_and_a_cache_filters_them(tmp_path):
     # 16 writes to 16 bursts of one row share 2 ECC bursts
     n = 16
-    a = addresses(MAP, [dict(column=8 * i) for i in range(n)])
+    a = addresses(INLINE["co_located"], [dict(column=8 * i) for i in range(n)])
     w = np.ones(n, bool)
     _, s, log = logged(tmp_path, a, w, overrides=["ecc.scheme=inline"])
     assert s["ecc"]["extra_accesses"]["ecc_writes"] == n
@@ -202,7 +244,7 @@ def test_inline_writes_update_their_ecc_burst_and_a_cache_filters_them(tmp_path)
 
 
 def test_inline_separate_layout_puts_ecc_in_the_top_eighth_of_the_rank(tmp_path):
-    a = addresses(MAP, [dict(bankgroup=1, bank=2, row=3, column=40)])
+    a = addresses(INLINE["separate"], [dict(bankgroup=1, bank=2, row=3, column=40)])
     _, s, log = logged(tmp_path, a, overrides=["ecc.scheme=inline",
                                                "ecc.inline_layout=separate"])
     nb, rows = SPEC.banks_per_rank, SPEC.rows
@@ -214,6 +256,57 @@ def test_inline_separate_layout_puts_ecc_in_the_top_eighth_of_the_rank(tmp_path)
     # here the ECC burst is in the data's own bank (bank 6 of the rank), another row
     assert (e // B) % nb == 1 * 4 + 2
     assert s["ecc"]["extra_row_buffer"] == {"hits": 0, "misses": 0, "conflicts": 1}
+
+
+@pytest.mark.parametrize("cache", [None, 64], ids=["no-cache", "cache"])
+@pytest.mark.parametrize("layout", ["co_located", "separate"])
+def test_inline_data_never_touches_an_ecc_location(tmp_path, layout, cache):
+    # The user's address space is the device's less the layout's reserved eighth (of
+    # every row's bursts, or of every bank's rows): random reads and writes over all of
+    # it, its last burst and the issue's address included, never touch a burst that
+    # holds (or is kept for) check bytes, and every ECC access does
+    m = INLINE[layout]
+    assert m.capacity_bytes == SPEC.capacity_bytes * 7 // 8
+    n = 3000
+    rng = np.random.default_rng(5)
+    addr = np.concatenate([rng.integers(0, m.capacity_bytes // 64, n - 2) * 64,
+                           [0x24C45FC0, m.capacity_bytes - 64]])
+    w = rng.random(n) < 0.4
+    over = ["ecc.scheme=inline", f"ecc.inline_layout={layout}", "ecc.decode_latency_cycles=1"]
+    if cache:
+        over.append(f"ecc.inline_cache_entries={cache}")
+    _, s, log = logged(tmp_path, addr, w, overrides=over)
+    data_conserved(log, n, w)
+    col = log[log["command"].isin(["RD", "WR", "RDA", "WRA"])]
+    if layout == "co_located":
+        reserved = col["column"] >= (B - B // 8) * 8
+    else:
+        reserved = col["row"] >= SPEC.rows - SPEC.rows // 8
+    data = col["kind"] == "data"
+    assert not reserved[data].any()
+    assert reserved[~data].all() and (~data).sum() > 0
+    where = ["channel", "rank", "bankgroup", "bank", "row", "column"]
+    touched = set(map(tuple, col.loc[data, where].to_numpy().tolist()))
+    assert touched.isdisjoint(map(tuple, col.loc[~data, where].to_numpy().tolist()))
+    # the last byte of the user's space is a data location; one more is an error
+    from memsim.mapping import AddressError
+
+    with pytest.raises(AddressError, match="beyond the configured capacity"):
+        run_arrays(np.array([m.capacity_bytes]), None, None, None, over)
+
+
+def test_inline_mapping_is_a_bijection_onto_the_data_locations():
+    for layout, m in INLINE.items():
+        a = np.random.default_rng(6).integers(0, m.capacity_bytes // 64, 20000) * 64
+        d = m.decode(a)
+        nba, nbg = SPEC.banks_per_group, SPEC.bankgroups
+        back = m.encode(rank=0, bankgroup=(d.bank // nba) % nbg, bank=d.bank % nba,
+                        row=d.row, column=d.column)
+        assert (back == a).all()
+        if layout == "co_located":
+            assert d.column.max() < (B - B // 8) * 8
+        else:
+            assert d.row.max() < SPEC.rows - SPEC.rows // 8
 
 
 def test_partial_write_is_a_read_then_the_write(tmp_path):
@@ -299,6 +392,33 @@ def test_lockstep_halves_the_independent_channels(tmp_path):
     assert s1["cycles"] == t_rcd + ccd_l + cl + bl
     assert s1["ecc"]["bandwidth_gbps"]["moved"] == pytest.approx(
         2 * s1["ecc"]["bandwidth_gbps"]["useful"])
+
+
+def test_energy_per_bit_counts_the_bits_the_requests_asked_for(tmp_path):
+    # Compared across schemes, energy per bit divides by the bits the requests asked for
+    # (64 B each): in-line ECC's ECC bursts and a lockstep access's second 64 B are
+    # cost, not data. Here each request moves exactly two bursts' worth (one ECC access
+    # each; one 128 B access each), so per requested bit is twice per moved bit.
+    n = 400
+    addr, w, cyc = trace("random", n, seed=4, write_ratio=0.3, timed_every=8.0)
+    per_bit = {}
+    for scheme in ("none", "inline", "chipkill_x8_lockstep"):
+        over = [f"ecc.scheme={scheme}", "dram.channels=2"]
+        r, s, _ = logged(tmp_path, addr, w, cyc, overrides=over)
+        total_pj = s["energy_nj"]["total"] * 1e3
+        assert s["energy_pj_per_requested_bit"] == pytest.approx(total_pj / (n * 512),
+                                                                 rel=1e-12)
+        ranks = r.per_rank()
+        moved = (s["commands"]["RD"] + s["commands"]["WR"]) * r.spec.burst_bytes * 8
+        assert (ranks["energy_nj_total"] * 1e3 / ranks["energy_pj_per_moved_bit"]).sum() \
+            == pytest.approx(moved, rel=1e-12)
+        per_bit[scheme] = (s["energy_pj_per_requested_bit"], total_pj / moved)
+        assert "energy_pj_per_bit" not in s
+    assert per_bit["none"][0] == pytest.approx(per_bit["none"][1], rel=1e-12)
+    for scheme in ("inline", "chipkill_x8_lockstep"):
+        requested, moved = per_bit[scheme]
+        assert requested == pytest.approx(2 * moved, rel=1e-12)
+        assert requested > per_bit["none"][0]
 
 
 # ---------------------------------------------------------------- every scheme
@@ -464,24 +584,30 @@ def test_cli_run_check_and_errors(tmp_path):
     assert "protocol check: 0 violations" in proc.stdout
     ecc_line = next(x for x in proc.stdout.splitlines() if x.startswith("ecc "))
     assert "duo: 0 RMW reads, 0 ECC reads, 0 ECC writes; GB/s useful" in ecc_line
-    # the log's cycles have halves; memsim check knows DUO's bursts from the config
+    # commands sit on whole cycles (DDR4 registers them on the rising clock edge); only
+    # the end of a 4.5-cycle burst falls on a half cycle
     lines = log.read_text().splitlines()
-    head = [x for x in lines if x.startswith("#")] + [lines[2]]  # comments, CSV header
-    assert head[-1].startswith("cycle,") and len(head) == 3
-    assert any(line.split(",")[0].endswith(".5") for line in lines[3:])
+    body = sum(1 for x in lines if x.startswith("#")) + 1  # header comments, CSV header
+    assert lines[body - 1].startswith("cycle,")
+    assert not any("." in line.split(",")[0] for line in lines[body:])
+    assert str(json.loads((tmp_path / "r.json").read_text())["cycles"]).endswith(".5")
     for args in (("-p", "ecc.scheme=duo"), ()):  # given, or recorded in the log
         proc = memsim_cli("check", log, *args)
         assert proc.returncode == 0 and proc.stdout.strip().endswith(": 0 violations")
-    proc = memsim_cli("check", log, "-p", "ecc.scheme=none")  # a half-cycle log as DDR4
+    # one command half a cycle late: under DUO's half-cycle bursts only clock_edge
+    # breaks; plain DDR4 cannot read the log at all
+    late = tmp_path / "late.csv"
+    cyc = [int(x.split(",", 1)[0]) if k >= body else 0 for k, x in enumerate(lines)]
+    i = next(k for k in range(body + 1, len(lines) - 1) if ",RD," in lines[k]
+             and cyc[k - 1] < cyc[k] - 10 and cyc[k + 1] > cyc[k] + 10)  # a lone read
+    first, rest = lines[i].split(",", 1)
+    late.write_text("\n".join(lines[:i] + [f"{first}.5,{rest}"] + lines[i + 1:]) + "\n")
+    proc = memsim_cli("check", late)  # (DUO, as recorded in the log)
+    assert proc.returncode == 1 and "clock_edge  1" in proc.stdout, proc.stdout
+    proc = memsim_cli("check", late, "-p", "ecc.scheme=none")
     assert proc.returncode == 2
-    assert "is not a whole cycle (a log with half cycles comes from a run with 9-beat" \
-        in proc.stderr
-    # the same commands as whole cycles (rounded down), under 5-cycle bursts: too close
-    rounded = tmp_path / "rounded.csv"
-    rounded.write_text("\n".join(head + [f"{int(float(x.split(',', 1)[0]))},"
-                                         f"{x.split(',', 1)[1]}" for x in lines[3:]]))
-    proc = memsim_cli("check", rounded, "-p", "ecc.scheme=duo", "-p", "ecc.duo_even_bursts=true")
-    assert proc.returncode == 1 and "data_bus" in proc.stdout
+    assert f"cycle {first}.5 is not a whole cycle (DDR4 registers commands on the rising " \
+        "clock edge)" in proc.stderr
     proc = memsim_cli("run", "traces/example_mix.trace", "-p", "ecc.scheme=chipkill_x8_lockstep")
     assert proc.returncode == 2
     assert proc.stderr == ("memsim: error: ecc.scheme: chipkill_x8_lockstep runs channels in "

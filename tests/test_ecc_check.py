@@ -2,16 +2,19 @@
 broken by exactly one tick.
 
 Same style as test_check_rules: every case is a small legal log whose last command sits
-exactly on its earliest legal cycle; one tick earlier (a cycle; half a cycle on DUO's
-half-cycle grid) breaks exactly one rule. The interface numbers come from the config
-(``memsim.ecc``); the expected cycles are written out from the reference: DDR4-2400R
-x8 (CL 16, CWL 12, tBL 4, tCCD_S 4, tCCD_L 6, tWTR_S 3, tWTR_L 9, tWR 18, tRP 16,
-tRTRS 2), write CRC: 10-beat writes (5 cycles), CRC_DM adder max(4 nCK, 3.75 ns) = 5
-cycles at 0.833 ns, CA parity PL = 5, DUO: 9 beats (4.5 cycles), on-die ECC tRMW =
-tCCD_L = 6.
+exactly on its earliest legal cycle; one cycle earlier breaks exactly one rule (DUO's
+4.5-cycle bursts too: commands sit on whole cycles, so a rule of x.5 cycles is met at
+the next whole cycle, and a command on a half cycle breaks rule clock_edge). The
+interface numbers come from the config (``memsim.ecc``); the expected cycles are
+written out from the reference: DDR4-2400R x8 (CL 16, CWL 12, tBL 4, tCCD_S 4, tCCD_L
+6, tWTR_S 3, tWTR_L 9, tWR 18, tRP 16, tRTRS 2), write CRC: 10-beat writes (5 cycles),
+CRC_DM adder max(4 nCK, 3.75 ns) = 5 cycles at 0.833 ns, CA parity PL = 5, DUO: 9 beats
+(4.5 cycles), on-die ECC tRMW = tCCD_L = 6.
 """
 
 from __future__ import annotations
+
+import math
 
 import pytest
 
@@ -28,6 +31,11 @@ CRC_BL = tBL + 1  # two CRC beats
 DM = 5  # max(4, ceil(3.75 / 0.8333))
 PL = 5
 DUO_BL = tBL + 0.5  # one more beat
+
+
+def up(cycles):
+    """The first whole cycle at or after ``cycles``."""
+    return math.ceil(cycles)
 tRMW = tCCD_L
 
 
@@ -103,15 +111,15 @@ CASES = [
      3),
     # All-Inclusive ECC: write CRC and CA parity together
     ("AIECC tWR", AIECC, [act(0), wr(16), pre(16 + CWL + PL + CRC_BL + tWR)], "tWR", 3),
-    # DUO: 4.5-cycle bursts, on a half-cycle grid
+    # DUO: 4.5-cycle bursts; commands on whole cycles (the rule's next whole cycle)
     ("DUO RD->RD data bus", DUO, [act(0, bg=0), act(4, bg=1), rd(20, bg=0),
-                                  rd(20 + DUO_BL, bg=1)], "data_bus", 4),
+                                  rd(20 + up(DUO_BL), bg=1)], "data_bus", 4),
     ("DUO tWTR_S", DUO, [act(0, bg=0), act(4, bg=1), wr(20, bg=0),
-                         rd(20 + CWL + DUO_BL + tWTR_S, bg=1)], "tWTR_S", 4),
-    ("DUO tWR", DUO, [act(0), wr(16), pre(16 + CWL + DUO_BL + tWR)], "tWR", 3),
-    ("DUO tRTW", DUO, [act(0), rd(16), wr(16 + CL + DUO_BL + 2 - CWL)], "tRTW", 3),
+                         rd(20 + up(CWL + DUO_BL + tWTR_S), bg=1)], "tWTR_S", 4),
+    ("DUO tWR", DUO, [act(0), wr(16), pre(16 + up(CWL + DUO_BL + tWR))], "tWR", 3),
+    ("DUO tRTW", DUO, [act(0), rd(16), wr(16 + up(CL + DUO_BL + 2 - CWL))], "tRTW", 3),
     ("DUO tRTRS RD->RD", DUO, [act(0, rk=0), act(1, rk=1), rd(16, rk=0),
-                               rd(16 + DUO_BL + tRTRS, rk=1)], "tRTRS_RD_RD", 4),
+                               rd(16 + up(DUO_BL + tRTRS), rk=1)], "tRTRS_RD_RD", 4),
     ("DUO even RD->RD data bus", DUO_EVEN, [act(0, bg=0), act(4, bg=1), rd(20, bg=0),
                                             rd(20 + tBL + 1, bg=1)], "data_bus", 4),
     # on-die ECC: the internal read-modify-write of every write
@@ -131,12 +139,14 @@ def test_legal_log_has_no_violations(scheme, rows):
                          [pytest.param(*c[1:], id=c[0]) for c in CASES])
 def test_one_tick_early_breaks_exactly_that_rule(scheme, rows, rule, earlier_line):
     iface = interface(*scheme)
-    tick = 0.5 if DUO_BL in (iface.read_burst_cycles, iface.write_burst_cycles) else 1
-    violations = check(earlier(rows, tick), iface)
+    violations = check(earlier(rows, 1), iface)
     assert [(v.line, v.rule) for v in violations] == [(len(rows) + 1, rule)], \
         format_violations(violations)
     assert violations[0].earlier.startswith(f"line {earlier_line}: ")
-    assert violations[0].later.startswith(f"line {len(rows) + 1}: cycle {rows[-1][0] - tick} ")
+    # (the checker counts half cycles under DUO's 4.5-cycle bursts and shows 24.0)
+    halves = DUO_BL in (iface.read_burst_cycles, iface.write_burst_cycles)
+    shown = float(rows[-1][0] - 1) if halves else rows[-1][0] - 1
+    assert violations[0].later.startswith(f"line {len(rows) + 1}: cycle {shown} ")
 
 
 def test_the_same_logs_break_the_plain_rules_only_where_bursts_are_longer():
@@ -149,10 +159,22 @@ def test_the_same_logs_break_the_plain_rules_only_where_bursts_are_longer():
 
 
 def test_half_cycle_messages_show_half_cycles():
-    [v] = check(earlier([act(0), wr(16), pre(16 + CWL + DUO_BL + tWR)], 0.5),
+    [v] = check(earlier([act(0), wr(16), pre(16 + up(CWL + DUO_BL + tWR))], 1),
                 interface(*DUO))
     assert v.message == "WR->PRE needs tWR = CWL + tBL + tWR = 34.5 cycles, got 34.0"
     assert v.later == "line 4: cycle 50.0 ch0 rk0 bg0 ba0 PRE"
+
+
+@pytest.mark.parametrize("command", [act, pre, rd])
+def test_a_duo_command_on_a_half_cycle_breaks_clock_edge(command):
+    # DDR4 registers commands on the rising clock edge: half a cycle after the earliest
+    # legal whole cycle breaks no timing rule, only clock_edge
+    rows = {act: [act(0, bg=1), act(4.5)], pre: [act(0), pre(39.5)],
+            rd: [act(0), rd(16.5)]}[command]
+    [v] = check(rows, interface(*DUO))
+    assert (v.line, v.rule) == (3, "clock_edge")
+    assert v.message.endswith(f"at cycle {rows[-1][0]}, between two rising clock edges")
+    assert check(earlier(rows, -0.5), interface(*DUO)) == []
 
 
 def test_a_half_cycle_only_a_duo_log_may_have():

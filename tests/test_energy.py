@@ -85,7 +85,7 @@ def test_act_read_pre_cycles_on_one_bank(tmp_path):
         active * ACTIVE + (cycles - active) * PRECHARGED, rel=1e-12)
     assert e["total"] == pytest.approx(sum(e[k] for k in energy.PARTS), rel=1e-12)
     assert s["power_mw"]["average"] == pytest.approx(e["total"] / (cycles * TCK) * 1e3)
-    assert s["energy_pj_per_bit"] == pytest.approx(e["total"] * 1e3 / (n * 64 * 8))
+    assert s["energy_pj_per_requested_bit"] == pytest.approx(e["total"] * 1e3 / (n * 64 * 8))
     assert result.per_rank()["active_cycles"].tolist() == [active]
 
 
@@ -119,13 +119,13 @@ def test_an_idle_rank_draws_only_precharged_background(tmp_path):
         [cycles * PRECHARGED, T * PRECHARGED + (tRCD + CL + tBL) * ACTIVE])
     assert ranks["energy_nj_total"].tolist() == pytest.approx(
         [cycles * PRECHARGED, T * PRECHARGED + (tRCD + CL + tBL) * ACTIVE + E_ACT + E_RD])
-    assert np.isnan(ranks["energy_pj_per_bit"][0])
+    assert np.isnan(ranks["energy_pj_per_moved_bit"][0])
     assert s["energy_nj"]["total"] == pytest.approx(ranks["energy_nj_total"].sum())
 
 
 def test_idle_cycles_alone_are_pure_precharged_background():
     stats = np.zeros((2, core.RS_LEN), np.int64)
-    out = energy.summarize(SPEC, stats, 12_345)
+    out = energy.summarize(SPEC, stats, 12_345, 0)
     e = out["energy_nj"]
     assert e["background"] == pytest.approx(2 * 12_345 * PRECHARGED)
     assert e["total"] == e["background"]

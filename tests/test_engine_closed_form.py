@@ -11,6 +11,7 @@ about refresh.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 
 import numpy as np
@@ -26,11 +27,13 @@ from helpers import (
     resolve,
     run_logged,
     sequence,
+    sim_summary,
     stall,
     tBL,
     tCCD_L,
     tCCD_S,
     tFAW,
+    trace,
     tRAS,
     tRC,
     tRCD,
@@ -132,6 +135,71 @@ def test_queueing_and_service_split_of_two_conflicting_reads(tmp_path):
     assert lat["mean"] == lat["queueing_mean"] + lat["service_mean"]
 
 
+def test_as_fast_as_possible_latency_counts_from_the_outstanding_slot(tmp_path):
+    """As fast as possible, with 4 outstanding slots and a read queue of 2: eight reads
+    to one row. Requests 0-3 get their slots at cycle 0; 0 and 1 enter at once, 2 and 3
+    wait at the full queue until the RD of 0 (1) has left it. Request i >= 4 gets its
+    slot when request i - 4's data burst ends, when the queue has room again. Latency
+    counts from the slot; the wait for room is the front-end wait."""
+    n = 8
+    a = addresses(MAP, [dict(column=8 * i) for i in range(n)])
+    over = NO_REFRESH + ("controller.read_queue=2", "frontend.max_outstanding=4")
+    _, s, log, _ = run_logged(tmp_path, a, overrides=over)
+    rd = [tRCD + tCCD_L * i for i in range(n)]
+    assert sequence(log) == [(0, "ACT", 0)] + [(c, "RD", i) for i, c in enumerate(rd)]
+    end = [c + CL + tBL for c in rd]
+    slot = [0] * 4 + end[:4]
+    enter = [0, 0, rd[0] + 1, rd[1] + 1] + slot[4:]  # (the queue has room by then)
+    assert all(rd[i - 2] + 1 <= slot[i] for i in range(4, n))
+    first = [0] + rd[1:]  # request 0's ACT; the rest are row hits
+    lat = s["latency_cycles"]["read"]
+    assert lat["mean"] == sum(e - s_ for e, s_ in zip(end, slot, strict=True)) / n
+    assert lat["max"] == end[3] - 0
+    assert lat["frontend_wait_mean"] == sum(
+        e - s_ for e, s_ in zip(enter, slot, strict=True)) / n == (rd[0] + 1 + rd[1] + 1) / n
+    assert lat["queueing_mean"] == sum(
+        f - e for f, e in zip(first, enter, strict=True)) / n
+    assert lat["mean"] == lat["frontend_wait_mean"] + lat["queueing_mean"] + lat["service_mean"]
+
+
+@pytest.mark.parametrize("over", [(), ("ecc.scheme=inline", "ecc.partial_write_fraction=0.3")],
+                         ids=["ddr4", "inline-ecc"])
+def test_where_chunks_end_changes_nothing(tmp_path, over):
+    # the trace is fed in chunks; an outstanding slot freed while no request of the
+    # chunk wants it keeps its cycle for the next chunk's first request
+    from memsim import sim
+    from memsim.trace import write_trace
+
+    addr, w, _ = trace("random", 3000, seed=9, write_ratio=0.3)
+    path = tmp_path / "t.trace"
+    write_trace(path, None, w, addr)
+    over = (*over, "controller.read_queue=8", "frontend.max_outstanding=24")
+    runs = [sim.run(path, None, over, chunk_size=size, cmd_log=tmp_path / f"{size}.csv",
+                    progress=False) for size in (7, 1000, 1 << 20)]
+    summaries = [json.dumps(sim_summary(r), sort_keys=True, default=str) for r in runs]
+    assert summaries[0] == summaries[1] == summaries[2]
+    logs = [(tmp_path / f"{size}.csv").read_bytes() for size in (7, 1000, 1 << 20)]
+    assert logs[0] == logs[1] == logs[2]
+    assert runs[0].summary()["latency_cycles"]["read"]["frontend_wait_mean"] > 0
+
+
+def test_as_fast_as_possible_in_line_ecc_costs_latency_too(tmp_path):
+    # the issue's case: random reads and writes over 4 GiB, two channels with bank groups
+    # interleaved per line. In-line ECC moves fewer requests per second; with the
+    # outstanding slots always held, each request takes longer (Little's law)
+    addr, w, _ = trace("random", 4000, seed=2, write_ratio=0.0, footprint_bytes=4 << 30)
+    lat = {}
+    for scheme in ("none", "inline"):
+        over = NO_REFRESH + ("dram.channels=2", "mapping.order=ro-ba-ra-co-bg-ch",
+                             f"ecc.scheme={scheme}")
+        _, s, _, _ = run_logged(tmp_path, addr, w, overrides=over, name=f"{scheme}.csv")
+        lat[scheme] = (s["bandwidth_gbps"]["total"], s["latency_ns"]["read"])
+    (bw0, l0), (bw1, l1) = lat["none"], lat["inline"]
+    assert bw1 < bw0
+    assert l1["mean"] > l0["mean"]
+    assert l1["frontend_wait_mean"] > 0 and l0["frontend_wait_mean"] > 0
+
+
 def test_every_read_to_a_new_row_of_one_bank_is_one_trc(tmp_path):
     n = 12
     a = addresses(MAP, [dict(row=i) for i in range(n)])
@@ -193,7 +261,12 @@ def test_read_after_write_same_bank_group_waits_twtr_l(tmp_path):
     assert sequence(log) == [(0, "ACT", 0), (wr, "WR", 0), (rd, "RD", 1)]
     assert s["latency_cycles"]["read"]["max"] == rd + CL + tBL - arrival_r
     assert s["latency_cycles"]["write"]["max"] == wr + CWL + tBL - 0
-    assert stall(s, "write_to_read") == {"count": 1, "idle_cycles": tWTR_L + CL}
+    # the bus idles from the write's burst end to the read's start; the turnaround rule
+    # (tWTR_L) forced all of it but the first cycle: the read, there from arrival_r, could
+    # not have started its burst before arrival_r + CL anyway
+    forced = (rd + CL) - max(wr + CWL + tBL, arrival_r + CL)
+    assert forced == tWTR_L + CL - 1
+    assert stall(s, "write_to_read") == {"count": 1, "idle_cycles": forced}
 
 
 def test_read_after_write_other_bank_group_waits_twtr_s(tmp_path):
@@ -226,28 +299,47 @@ def test_write_read_write_read_turnaround_counters(tmp_path):
                               overrides=NO_REFRESH)
     assert sequence(log) == [(0, "ACT", 0), (wr0, "WR", 0), (rd1, "RD", 1), (wr2, "WR", 2),
                              (rd3, "RD", 3)]
-    # idle data-bus cycles between bursts: W->R = (WR+CWL+tBL+tWTR_L)+CL - (WR+CWL+tBL),
-    # R->W = (RD+CL+tBL+2-CWL)+CWL - (RD+CL+tBL)
-    assert stall(s, "write_to_read") == {"count": 2, "idle_cycles": 2 * (tWTR_L + CL)}
+    # idle data-bus cycles the turnaround rules forced: from the later of the previous
+    # burst's end and the earliest the request could have started its own, to its start.
+    # W->R: (WR+CWL+tBL+tWTR_L)+CL - max(WR+CWL+tBL, arrival+CL), the read arriving one
+    # cycle after the WR; R->W: (RD+CL+tBL+2-CWL)+CWL - (RD+CL+tBL)
+    w2r = [(rd + CL) - max(wr + CWL + tBL, arr + CL)
+           for wr, rd, arr in ((wr0, rd1, arrivals[1]), (wr2, rd3, arrivals[3]))]
+    assert w2r == [tWTR_L + CL - 1] * 2
+    assert stall(s, "write_to_read") == {"count": 2, "idle_cycles": sum(w2r)}
     assert stall(s, "read_to_write") == {"count": 1, "idle_cycles": 2}
     assert stall(s, "rank_switch") == {"count": 0, "idle_cycles": 0}
     assert s["cycles"] == rd3 + CL + tBL
 
 
-def test_turnaround_idle_counts_only_while_the_new_direction_waits(tmp_path):
+def test_turnaround_idle_counts_only_what_a_turnaround_rule_forced(tmp_path):
     # W, R, W, R each alone in the controller, 200 cycles apart (row hits after the
-    # first ACT): the bus idles between the bursts, but a request of the new direction
-    # waits only from its arrival to its own burst, i.e. CL (reads) or CWL (writes)
+    # first ACT): the direction changes three times, but no turnaround rule holds any
+    # burst back (each waits only its own CL or CWL): no idle cycles
     arrivals = [0, 200, 400, 600]
     a = addresses(MAP, [dict(column=8 * i) for i in range(4)])
     _, s, log, _ = run_logged(tmp_path, a, [True, False, True, False], arrivals,
                               overrides=NO_REFRESH)
     assert cycles_of(log, "WR", "RD") == [tRCD, 200, 400, 600]
     ta = s["turnaround"]
-    assert ta["write_to_read"] == {"count": 2, "idle_cycles": 2 * CL,
-                                   "idle_ns": round(2 * CL * TCK_NS, 4)}
-    assert ta["read_to_write"] == {"count": 1, "idle_cycles": CWL,
-                                   "idle_ns": round(CWL * TCK_NS, 4)}
+    assert ta["write_to_read"] == {"count": 2, "idle_cycles": 0, "idle_ns": 0.0}
+    assert ta["read_to_write"] == {"count": 1, "idle_cycles": 0, "idle_ns": 0.0}
+
+
+def test_a_row_conflict_in_an_idle_channel_is_no_turnaround_stall(tmp_path):
+    # the issue's trace: R, then W and R to other rows of the same bank, long after. Each
+    # direction change waits for its own PRE + ACT (a row conflict, counted as one) and
+    # CWL or CL, never for a turnaround rule: counted, with no idle cycles
+    a = addresses(MAP, [dict(), dict(row=2048), dict(row=4096)])
+    _, s, log, _ = run_logged(tmp_path, a, [False, True, False], [0, 1000, 3000],
+                              overrides=NO_REFRESH)
+    assert sequence(log) == [(0, "ACT", 0), (tRCD, "RD", 0), (1000, "PRE", 1),
+                             (1000 + tRP, "ACT", 1), (1000 + tRP + tRCD, "WR", 1),
+                             (3000, "PRE", 2), (3000 + tRP, "ACT", 2),
+                             (3000 + tRP + tRCD, "RD", 2)]
+    assert s["row_buffer"]["conflicts"] == 2
+    assert stall(s, "read_to_write") == {"count": 1, "idle_cycles": 0}
+    assert stall(s, "write_to_read") == {"count": 1, "idle_cycles": 0}
 
 
 def test_turnaround_idle_of_a_waiting_request_is_the_bus_gap(tmp_path):
@@ -263,7 +355,10 @@ def test_turnaround_idle_of_a_waiting_request_is_the_bus_gap(tmp_path):
     _, s, log, _ = run_logged(tmp_path, a, [True, False], [0, 1], overrides=NO_REFRESH)
     assert sequence(log) == [(0, "ACT", 0), (tRCD, "WR", 0),
                              (tRCD + CWL + tBL + tWTR_L, "RD", 1)]
-    assert s["turnaround"]["write_to_read"]["idle_cycles"] == tWTR_L + CL
+    # all but the first cycle of the gap: without the rule the RD would still have
+    # waited for the command bus (the WR's cycle) and started its burst at tRCD + 1 + CL,
+    # one cycle after the write's burst ended
+    assert s["turnaround"]["write_to_read"]["idle_cycles"] == tWTR_L + CL - 1
 
 
 @pytest.mark.parametrize("trtrs", [1, 2])
@@ -296,8 +391,11 @@ def test_other_rank_write_to_read_and_read_to_write(tmp_path):
                                  overrides=over)
     rd_b = wr + CWL + tBL + tRTRS - CL
     assert sequence(log)[3:] == [(wr, "WR", 1), (rd_b, "RD", 2)]
-    # the bus idles exactly tRTRS between the write burst and the read burst
-    assert stall(s, "write_to_read") == {"count": 1, "idle_cycles": tRTRS}
+    # the bus idles tRTRS between the write burst and the read burst; R_b, arriving one
+    # cycle after the WR, could not have started its burst before wr + 1 + CL, one cycle
+    # after the write's: the rule forced the rest
+    assert rd_b + CL - (wr + 1 + CL) == tRTRS - 1
+    assert stall(s, "write_to_read") == {"count": 1, "idle_cycles": tRTRS - 1}
     assert violations(path, overrides=over) == []
 
     # R->W: W_0 opens rank 1's row; R to rank 0 activates on arrival; W_1 to rank 1's

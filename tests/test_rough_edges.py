@@ -88,13 +88,62 @@ def test_config_show_lists_resolved_timings_and_marks_overrides():
     proc = memsim("config", "show", "-p", "dram.timing.tRFC=360", "-p", "dram.timing.CL=16")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert "    tRFC: 360  # overridden (speed bin: 421)" in lines
-    assert "    CL: 16" in lines  # set, but equal to the speed bin's: not marked
-    assert "    tRCD: 16" in lines and "    tREFI: 9364" in lines
+    # every timing in effect, as comments: the file pins only what was overridden
+    assert "  #   tRFC: 360  # overridden (speed bin: 421)" in lines
+    assert "  #   CL: 16" in lines  # set, but equal to the speed bin's: not marked
+    assert "  #   tRCD: 16" in lines and "  #   tREFI: 9364" in lines
+    assert len([x for x in lines if x.startswith("  #   t") or x.startswith("  #   C")]) >= 18
     shown = yaml.safe_load(proc.stdout)
-    assert shown["dram"]["timing"] == config.resolved_timings(
-        config.load(None, ["dram.timing.tRFC=360"]))
-    assert len(shown["dram"]["timing"]) >= 18
+    assert shown["dram"]["timing"] == {"tRFC": 360, "CL": 16}
+    assert config.from_dict(shown).to_dict() == config.load(
+        None, ["dram.timing.tRFC=360", "dram.timing.CL=16"]).to_dict()
+
+
+def test_a_config_saved_by_config_show_follows_a_new_speed_bin(tmp_path):
+    # memsim config show > b.yaml, then b.yaml at another dram.speed (as a sweep base):
+    # one read to a closed bank takes tRCD + CL + tBL cycles of the new bin
+    saved = tmp_path / "b.yaml"
+    proc = memsim("config", "show")
+    assert proc.returncode == 0, proc.stderr
+    saved.write_text(proc.stdout)
+    one = tmp_path / "one.trace"
+    one.write_text("0 R 0x0\n")
+    for speed, (cl, trcd) in (("DDR4_1600K", (11, 11)), ("DDR4_2400R", (16, 16)),
+                              ("DDR4_3200AA", (22, 22))):
+        out = tmp_path / f"{speed}.json"
+        proc = memsim("run", one, "-c", saved, "-p", f"dram.speed={speed}", "-q",
+                      "--json", out)
+        assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+        assert json.loads(out.read_text())["cycles"] == trcd + cl + 4, speed
+
+
+def test_timing_overrides_of_another_speed_bin_warn():
+    # a config with every timing written out (config show before it wrote them as
+    # comments), run at another speed bin: it loads, with a warning naming both bins
+    frozen = config.load(None).to_dict()
+    frozen["dram"]["timing"] = config.resolved_timings(config.load(None))
+    frozen["dram"]["speed"] = "DDR4_3200AA"
+    with pytest.warns(config.ConfigWarning) as caught:
+        cfg = config.from_dict(frozen)
+    assert config.resolved_timings(cfg)["CL"] == 16  # the overrides hold
+    [w] = caught
+    assert str(w.message).startswith("dram.timing: CL 16, tRCD 16, tRP 16, tRAS 39 and 11 "
+                                     "more are DDR4_2400R's values, not dram.speed "
+                                     "DDR4_3200AA's (CL 22, tRCD 22, tRP 22, tRAS 52 and "
+                                     "11 more): the run uses these overrides")
+    proc = memsim("run", EXAMPLE, "-q", "-p", "dram.speed=DDR4_3200AA",
+                  "-p", "dram.timing.CL=16", "-p", "dram.timing.tRCD=16")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.startswith("memsim: warning: dram.timing: CL 16, tRCD 16 are "
+                                  "DDR4_2400R's values, not dram.speed DDR4_3200AA's")
+    # the same timings at their own bin, or one deliberate override: no warning
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", config.ConfigWarning)
+        frozen["dram"]["speed"] = "DDR4_2400R"
+        config.from_dict(frozen)
+        config.load(None, ["dram.speed=DDR4_3200AA", "dram.timing.tRFC=421"])
 
 
 def test_json_config_carries_every_timing(tmp_path):

@@ -27,14 +27,18 @@ def replay(env, mem, cycle, is_write, addr, unit_tck):
         (mem.write if w else mem.read)(a)
 
 
-@pytest.mark.parametrize("unit", ["ns", "cycles"])
-def test_replaying_a_timestamped_trace_gives_memsim_runs_summary(tmp_path, unit):
+@pytest.mark.parametrize(("unit", "over"), [("ns", ()), ("cycles", ()),
+                                             ("ns", ("ecc.scheme=duo",))],
+                         ids=["ns", "cycles", "duo"])
+def test_replaying_a_timestamped_trace_gives_memsim_runs_summary(tmp_path, unit, over):
+    # (DUO: the engine counts half cycles; what goes in and comes out is in cycles)
     addr, w, cyc = trace("hot", 1500, seed=5, write_ratio=0.3, timed_every=3.3)
     path = tmp_path / "t.trace"
     write_trace(path, cyc, w, addr)
-    plain = sim.run(path, None, cmd_log=tmp_path / "plain.csv", progress=False)
+    plain = sim.run(path, None, over, cmd_log=tmp_path / "plain.csv", progress=False)
     env = simpy.Environment()
-    mem = MemorySystem(env, None, unit=unit, cmd_log=tmp_path / "simpy.csv", notify=False)
+    mem = MemorySystem(env, None, over, unit=unit, cmd_log=tmp_path / "simpy.csv",
+                       notify=False)
     env.process(replay(env, mem, cyc, w, addr, TCK if unit == "ns" else 1.0))
     env.run()
     result = mem.close()
@@ -73,6 +77,28 @@ def test_an_event_fires_when_the_data_burst_ends():
     assert seen[1][1] == pytest.approx((CWL + tBL) * TCK)
     r = mem.close()
     assert r.reads == 1 and r.writes == 1
+
+
+def test_duo_event_latency_is_the_results_latency():
+    # a 9-beat burst ends half a cycle after a whole one: the event fires then, with the
+    # latency the Result reports (one read to a closed bank: tRCD + CL + 4.5 cycles)
+    env = simpy.Environment()
+    mem = MemorySystem(env, None, ["ecc.scheme=duo"], notify=False)
+    seen = []
+
+    def proc():
+        yield env.timeout(1000)
+        seen.append((yield mem.read(0)))
+        seen.append(env.now)
+
+    env.process(proc())
+    env.run()
+    start = np.ceil(1000 / TCK - 1e-9)
+    lat = tRCD + CL + tBL + 0.5
+    assert seen == [pytest.approx(lat * TCK), pytest.approx((start + lat) * TCK)]
+    s = mem.close().summary()
+    assert s["latency_cycles"]["read"]["mean"] == lat
+    assert s["cycles"] == start + lat
 
 
 def test_errors_name_the_value():

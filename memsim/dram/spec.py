@@ -77,7 +77,8 @@ class DeviceSpec:
     window_latency: np.ndarray
     # The ECC scheme's interface (memsim.ecc.Interface). ``time_scale``: engine ticks per
     # DRAM cycle; burst_cycles, data_delay and the constraint tables are in ticks (2 for
-    # DUO's 4.5-cycle bursts), ``timings`` stay in cycles. ``request_bytes``: the data
+    # DUO's 4.5-cycle bursts: commands and burst starts on even ticks, whole cycles;
+    # burst ends may be odd), ``timings`` stay in cycles. ``request_bytes``: the data
     # one request wants (``burst_bytes`` is what one access moves: 128 B in lockstep).
     ecc: ecc_mod.Interface | None = None
     time_scale: int = 1
@@ -201,9 +202,21 @@ def _compile_ddr4(std, iface, eff, burst, timings, scale, nda=False):
     """The standard's constraint rows (and the ECC scheme's) -> (latency[prev, scope,
     next] in engine ticks, windowed rules)."""
     rows = std.CONSTRAINTS + iface.extra_constraints() + (std.NDA_CONSTRAINTS if nda else ())
-    return _compile(rows, CMD, N_CMD, N_SCOPES, eff,
-                    burst_of=lambda p: burst.get(CMD[p], timings["tBL"]),
-                    scope_of=lambda level, expr: LEVEL[level], ticks=scale)
+    latency, windows = _compile(rows, CMD, N_CMD, N_SCOPES, eff,
+                                burst_of=lambda p: burst.get(CMD[p], timings["tBL"]),
+                                scope_of=lambda level, expr: LEVEL[level], ticks=scale)
+    if scale > 1:
+        # Commands are registered on the rising clock edge only, and a burst starts RL or
+        # WL whole cycles after its command (JESD79-4: CL, CWL and PL are whole cycles):
+        # a rule of 4.5 cycles after a whole cycle is met at the next whole cycle. Only
+        # the data bursts themselves (burst_cycles: bus occupancy, data ends) keep their
+        # half cycle.
+        def whole(v):
+            return -(-v // scale) * scale
+
+        latency = np.where(latency == NO_CONSTRAINT, latency, whole(latency))
+        windows = [(p, s, n, size, whole(lat)) for p, s, n, size, lat in windows]
+    return latency, windows
 
 
 def _compile(rows, ids, n_cmd, n_scopes, timings, burst_of, scope_of, scale=None,

@@ -84,8 +84,8 @@ class CoreSetup:
     targets: list
 
 
-def _cores_state(setup: CoreSetup, tick: bool, n_banks: int,
-                 n_channels: int) -> cores_mod.Cores:
+def _cores_state(setup: CoreSetup, tick: bool, n_banks: int, n_channels: int,
+                 scale: int) -> cores_mod.Cores:
     i64 = np.int64
     n = len(setup.bank)
     ring = 1 << max(0, (setup.rob - 1).bit_length())
@@ -100,6 +100,7 @@ def _cores_state(setup: CoreSetup, tick: bool, n_banks: int,
     prm[cores_mod.CP_MASK] = ring - 1
     prm[cores_mod.CP_NOJUMP] = int(tick)
     prm[cores_mod.CP_END] = -1
+    prm[cores_mod.CP_SCALE] = scale
     lengths = [len(b) for b in setup.bank]
     start = np.zeros(n + 1, i64)
     start[1:] = np.cumsum(lengths)
@@ -204,6 +205,8 @@ class Engine:
         P[core.P_TICK] = int(tick)
         P[core.P_LOG] = int(log_sink is not None)
         P[core.P_QMASK] = qmax - 1
+        P[core.P_CYCLE] = scale
+        P[core.P_FMASK] = (1 << max_out.bit_length()) - 1
         self.P = P
 
         self.T = core.Tables(spec.latency, spec.window_prev, spec.window_scope,
@@ -212,6 +215,7 @@ class Engine:
 
         i64 = np.int64
         F = np.zeros(core.F_LEN, i64)
+        F[core.F_NFREED] = max_out  # every outstanding slot free at cycle 0
         banks = np.arange(nb, dtype=i64)
         rank_of = banks // (nbg * nba)
         self.S = core.State(
@@ -263,6 +267,7 @@ class Engine:
             soon_n=np.zeros(nch, i64),
             F=F,
             heap=np.zeros(max_out + 1, i64),
+            freed=np.zeros(1 << max_out.bit_length(), i64),
             counters=np.zeros(core.N_COUNTERS, i64),
             bank_stats=np.zeros((nb, core.BS_LEN), i64),
             rank_stats=np.zeros((nch * nr, core.RS_LEN), i64),
@@ -291,7 +296,7 @@ class Engine:
                 f"wired into each other's loop variants); replay a trace instead")
         if cores is not None:
             self.features |= core.F_CORES
-            self._set_x(core.X_CORES, _cores_state(cores, tick, nb, nch))
+            self._set_x(core.X_CORES, _cores_state(cores, tick, nb, nch, scale))
         if step:
             self.features |= core.F_STEP
             self._set_x(core.X_STEP, step_mod.Step(
@@ -373,13 +378,18 @@ class Engine:
 
     def step(self, arrival, is_write, bank, row, column, stop: int):
         """Simulate the cycles before DRAM cycle ``stop`` (the stepping variant), feeding
-        these requests (int64 arrays, arrivals at or after the engine's current cycle);
-        the stop moves forward to the first data end of a request served meanwhile.
-        Returns (how many of the requests entered the controller, lists of the ids and
-        data-end cycles of the requests served). Requests that did not enter must be
-        passed again (first) next time; their ids continue from those that did."""
+        these requests (int64 arrays, arrivals in DRAM cycles at or after the engine's
+        current cycle); the stop moves forward to the first data end of a request served
+        meanwhile. Returns (how many of the requests entered the controller, lists of
+        the ids and data-end cycles of the requests served: DRAM cycles, with a half
+        on DUO's half-cycle grid). Requests that did not enter must be passed again
+        (first) next time; their ids continue from those that did."""
         X = self.X[core.X_STEP]
         ctl, F = X.ctl, self.S.F
+        scale = self.time_scale
+        if scale != 1:  # the engine counts ticks
+            arrival = arrival * scale
+            stop = min(int(stop) * scale, int(core.INF))
         ctl[step_mod.ST_STOP] = stop
         ctl[step_mod.ST_N] = 0
         F[core.F_IDX] = 0
@@ -394,7 +404,10 @@ class Engine:
         entered = F.item(core.F_IDX)
         self.requests_fed += entered
         n = ctl.item(step_mod.ST_N)
-        return entered, X.comp_id[:n].tolist(), X.comp_end[:n].tolist()
+        ends = X.comp_end[:n].tolist()
+        if scale != 1:
+            ends = [e / scale for e in ends]
+        return entered, X.comp_id[:n].tolist(), ends
 
     def _find_entry(self):
         """The compiled loop's entry point for its one signature: calling it directly
@@ -412,8 +425,8 @@ class Engine:
 
     @property
     def now(self) -> int:
-        """The next DRAM cycle the engine will simulate."""
-        return int(self.S.F[core.F_NOW])
+        """The next DRAM cycle the engine will simulate (always a whole cycle)."""
+        return int(self.S.F[core.F_NOW]) // self.time_scale
 
     def warm_up(self) -> None:
         """Compile the loop (or load it from numba's cache) without simulating: an empty,

@@ -79,10 +79,21 @@ CAT_NONE, CAT_HIT, CAT_MISS, CAT_CONFLICT = -1, 0, 1, 2
 # Indices into the parameter array P.
 (P_NCH, P_NRANK, P_NBG, P_NBA, P_SCHED, P_POLICY, P_TIMEOUT, P_CAP, P_RQ_CAP, P_WQ_CAP,
  P_WM_HI, P_WM_LO, P_TIMED, P_MAX_OUT, P_REFRESH, P_TREFI, P_TRFC, P_TICK, P_LOG, P_QMASK,
- P_LEN) = range(21)
+ P_CYCLE, P_FMASK, P_LEN) = range(23)
 
 # Indices into the front-end / clock scalar array F.
-(F_NOW, F_IDX, F_OUTSTANDING, F_HEAP, F_FINAL_CYCLE, F_SCAN, F_LOG_LEN, F_LEN) = range(8)
+(F_NOW, F_IDX, F_NFREED, F_HEAP, F_FINAL_CYCLE, F_SCAN, F_LOG_LEN, F_NREQ,
+ F_LEN) = range(9)
+# As fast as possible, P_MAX_OUT outstanding slots. A request holds one from when it gets
+# it until its data burst ends, also while it waits for room in its queue; slots go to
+# requests in trace order, each freed slot to the next request. So request r (counted
+# from 0 over the run) holds the r-th slot ever freed: the first P_MAX_OUT are free at
+# cycle 0, then one at each data end (the heap holds those of the requests in the
+# controller). ``freed[j & P_FMASK]`` is the cycle the j-th slot freed and F_NFREED how
+# many have: request r has its slot iff r < F_NFREED, since ``freed[r & P_FMASK]``. (The
+# ring holds at most P_MAX_OUT slots not yet taken by a request in the controller.)
+# F_NREQ counts the requests that entered (an ECC scheme's extra accesses are not
+# requests).
 
 # Indices into the counter array.
 (C_READS, C_WRITES, C_HIT, C_MISS, C_CONFLICT, C_R2W, C_R2W_IDLE, C_W2R, C_W2R_IDLE,
@@ -123,7 +134,7 @@ State = namedtuple("State", " ".join((
     "q_id q_arr q_bank q_row q_col q_cat q_first q_len q_head",  # queues
     "wmode ch_next last_dir last_rank last_end",  # channels
     "clean_at soon_bank soon_hit soon_n",  # channels: the last bank phase's forecast
-    "F heap counters bank_stats rank_stats hist log",  # front end, statistics, log
+    "F heap freed counters bank_stats rank_stats hist log",  # front end, statistics, log
 )))
 
 
@@ -340,28 +351,29 @@ def _issue_pre(P, T, S, t, b, req):
 
 
 @njit(**_COMPILED)
-def _count_turnaround(counters, q_arr, q_bank, rank_of, head, n, mask, q, new_dir, rk, gap,
-                      start):
-    """Count a turnaround: a burst of direction ``q`` starting at ``start`` after a burst
-    of the other direction (``new_dir``) or of another rank, ``gap`` cycles after it.
-    Its idle cycles are those in which a request of the new direction (or for the new
-    rank) already waited, i.e. since the oldest such request of the queue arrived.
+def _count_turnaround(counters, earliest, n_ch, n_rank, n_bg, n_bank, cmd, k, prev_end,
+                      delay, since):
+    """Count a turnaround of kind ``k`` (C_R2W, C_W2R, C_RSW): command ``cmd`` (issued
+    now, its rules not yet applied) starts a burst ``delay`` cycles after it, after a
+    burst of the other direction or of another rank that ended at ``prev_end``. Its idle
+    cycles are those the turnaround rules forced: the rank and bank-group rules (tRTW,
+    tWTR_S/L, tRTRS; rules of the same direction there are long past) put the burst's
+    earliest start at ``bound``, the request's own readiness (its arrival ``since``, its
+    bank's tRCD, the command bus) at ``free``; the bus idled for the turnaround from
+    max(prev_end, free) to bound. A request that was not ready by then (it arrived
+    later, or its row had to be opened: a row miss or conflict) was held by nothing a
+    turnaround rule says, and counts no idle cycles.
 
     Not inlined, on purpose: with these few lines inlined into the loop (even in a form
     that does less work) the compiled loop measured 10-35% slower on streams
     (benchmarks/ab_speed.py), though they rarely run there."""
-    if new_dir:
-        k = C_R2W if q == 1 else C_W2R
-        since = q_arr[head]  # the queue is in age order
-    else:
-        k = C_RSW
-        since = start
-        for j in range(n):
-            if rank_of[q_bank[(head + j) & mask]] == rk:
-                since = q_arr[(head + j) & mask]
-                break
     counters[k] += 1
-    counters[k + 1] += min(gap, start - since)
+    bound = max(earliest[n_rank, cmd], earliest[n_bg, cmd]) + delay
+    free = max(since, earliest[n_ch, cmd], earliest[n_bank, cmd]) + delay
+    if free < prev_end:
+        free = prev_end
+    if bound > free:
+        counters[k + 1] += bound - free
 
 
 @njit(**_INLINE)
@@ -379,6 +391,14 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
         auto = ecc_engine.may_close_row(S, q, ch, i)
     if auto:
         cmd = WRA if q == 1 else RDA
+    # data bus: a turnaround, judged by the rules in force before this command's own
+    start = t + T.data_delay[cmd]
+    rank_in_ch = rk % P[P_NRANK]
+    if S.last_dir[ch] >= 0 and (S.last_dir[ch] != q or S.last_rank[ch] != rank_in_ch):
+        _count_turnaround(S.counters, S.earliest, S.node_ch[b], S.node_rank[b], S.node_bg[b],
+                          S.node_bank[b], cmd,
+                          (C_R2W if q == 1 else C_W2R) if S.last_dir[ch] != q else C_RSW,
+                          S.last_end[ch], T.data_delay[cmd], S.q_arr[q, ch, i])
     _apply_constraints(P, T, S, cmd, b, t)
     S.hits_pending[q, b] -= 1
     S.pending[q, b] -= 1
@@ -407,14 +427,8 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
     S.rank_stats[rk, RS_RD + q] += 1
     _log(P, S, t, cmd, b, row, S.q_col[q, ch, i], S.q_id[q, ch, i], rk)
 
-    # data bus: turnaround bookkeeping and utilisation
-    start = t + T.data_delay[cmd]
+    # data bus: utilisation
     end = start + T.burst_cycles[cmd]
-    rank_in_ch = rk % P[P_NRANK]
-    if S.last_dir[ch] >= 0 and (S.last_dir[ch] != q or S.last_rank[ch] != rank_in_ch):
-        _count_turnaround(S.counters, S.q_arr[q, ch], S.q_bank[q, ch], S.rank_of,
-                          S.q_head[q, ch], S.q_len[q, ch], P[P_QMASK], q,
-                          S.last_dir[ch] != q, rk, start - S.last_end[ch], start)
     if features & F_NDA:
         nda.host_column(S, X[X_NDA], ch, rk, q, start, end, S.q_arr[q, ch, i])
     S.last_dir[ch] = q
@@ -889,6 +903,9 @@ def make_loop(features: int):
         tick = P[P_TICK] != 0
         log_on = P[P_LOG] != 0
         log_cap = S.log.shape[0]
+        # ticks per DRAM cycle (2 on DUO's half-cycle grid): the loop visits whole cycles
+        # only, so commands issue on the rising clock edge; only data ends fall between
+        cycle = P[P_CYCLE]
         log_room = nch  # commands a cycle can add to the log
         if features & F_NDA:
             log_room = nch * (1 + P[P_NRANK])  # and one per rank's NDA
@@ -908,16 +925,18 @@ def make_loop(features: int):
 
             # --- front end: requests enter in trace order while their queue has room
             while F[F_HEAP] > 0 and S.heap[0] <= t:
+                # (as fast as possible) a data end frees its request's outstanding slot
+                S.freed[F[F_NFREED] & P[P_FMASK]] = S.heap[0]
+                F[F_NFREED] += 1
                 _heap_pop(S)
-                F[F_OUTSTANDING] -= 1
             blocked_full = False
             idx = F[F_IDX]
             while idx < n:
                 if timed:
                     if arrival[idx] > t:
                         break
-                elif F[F_OUTSTANDING] >= P[P_MAX_OUT]:
-                    break
+                elif F[F_NREQ] >= F[F_NFREED]:
+                    break  # no outstanding slot yet
                 if features & F_ECC:  # a request enters with its extra accesses
                     used = ecc_engine.admit(P, S, X[X_ECC], t, idx, n, arrival, is_write,
                                             bank, row, col, timed_int)
@@ -936,11 +955,14 @@ def make_loop(features: int):
                     break
                 k = (S.q_head[q, ch] + n_q) & P[P_QMASK]
                 S.q_id[q, ch, k] = req_base + idx
-                # latency counts from the trace timestamp: waiting for room in a full queue
+                # latency counts from the trace timestamp (as fast as possible: from when
+                # the request got its outstanding slot): waiting for room in a full queue
                 # is part of it (and counted apart as the front-end wait). Branch-free:
                 # measured ~12% faster on streams than an if on ``timed``.
-                fe_wait = (t - arrival[idx]) * timed_int
-                S.q_arr[q, ch, k] = t - fe_wait
+                r = F[F_NREQ]
+                since = arrival[idx] * timed_int + S.freed[r & P[P_FMASK]] * (1 - timed_int)
+                fe_wait = t - since
+                S.q_arr[q, ch, k] = since
                 S.counters[C_FE_SUM_R + q] += fe_wait
                 S.q_bank[q, ch, k] = b
                 S.q_row[q, ch, k] = row[idx]
@@ -951,7 +973,7 @@ def make_loop(features: int):
                 if S.open_row[b] == row[idx]:
                     S.hits_pending[q, b] += 1
                 if not timed:
-                    F[F_OUTSTANDING] += 1
+                    F[F_NREQ] = r + 1
                 S.ch_next[ch] = t
                 S.clean_at[ch] = -1
                 idx += 1
@@ -995,7 +1017,7 @@ def make_loop(features: int):
             if tick:
                 if features & F_CORES:  # (stops the cores past the end, as below)
                     cores_next(P, S, X[X_CORES], t)
-                t += 1
+                t += cycle
                 continue
             nxt = INF
             for ch in range(nch):
@@ -1011,7 +1033,7 @@ def make_loop(features: int):
             if idx < n and not blocked_full:
                 if timed:
                     cand = arrival[idx]
-                elif F[F_OUTSTANDING] >= P[P_MAX_OUT]:
+                elif F[F_NREQ] >= F[F_NFREED]:  # no slot yet: a data end frees one
                     cand = S.heap[0]
                 else:
                     cand = t + 1
@@ -1027,7 +1049,7 @@ def make_loop(features: int):
                     nxt = cand
             if nxt <= t:
                 nxt = t + 1
-            t = nxt
+            t = nxt + (nxt & (cycle - 1))  # (a data end on a half cycle: the next cycle)
 
     return run_chunk
 

@@ -80,7 +80,7 @@ Cores = namedtuple("Cores", "prm st ck ring_seq ring_vis tr_start tr_bank tr_row
 
 # prm: parameters, then globals
 (CP_N, CP_ROB, CP_FW, CP_RW, CP_NUM, CP_DEN, CP_ONCHIP, CP_MASK, CP_NOJUMP, CP_NDONE,
- CP_END, CP_PASS, CP_LEN) = range(13)
+ CP_END, CP_PASS, CP_SCALE, CP_LEN) = range(14)
 
 # st / ck columns
 (K_CYC, K_FC, K_FETCHED, K_RETIRED, K_BUB, K_REC, K_POS, K_HEAD, K_STATUS, K_FLAG,
@@ -100,17 +100,18 @@ FLAG_NONE, FLAG_DIRTY, FLAG_RESUME = 0, 1, 2
 
 @njit(**_INLINE)
 def dram_cycle_of(C, c):
-    """D(c): the DRAM cycle at which core cycle ``c`` is seen."""
+    """D(c): the DRAM cycle at which core cycle ``c`` is seen, in engine ticks (CP_SCALE
+    per DRAM cycle: 2 on DUO's half-cycle grid)."""
     if c >= INF:
         return INF
     num = C.prm[CP_NUM]
-    return (c * C.prm[CP_DEN] + num - 1) // num
+    return (c * C.prm[CP_DEN] + num - 1) // num * C.prm[CP_SCALE]
 
 
 @njit(**_INLINE)
 def core_cycles_to(C, t):
-    """K(t): the last core cycle seen by DRAM cycle ``t``."""
-    return (t * C.prm[CP_NUM]) // C.prm[CP_DEN]
+    """K(t): the last core cycle seen by DRAM cycle ``t`` (engine ticks, a whole cycle)."""
+    return (t // C.prm[CP_SCALE] * C.prm[CP_NUM]) // C.prm[CP_DEN]
 
 
 @njit(**_INLINE)
@@ -370,7 +371,7 @@ def _advance(P, S, C, j, t):
             return
         # retry in the first core cycle after the failed attempt that sees the room
         # (room made at DRAM cycle t - 1 is seen from t on)
-        c_try = core_cycles_to(C, t - 1) + 1
+        c_try = core_cycles_to(C, t - C.prm[CP_SCALE]) + 1
         if c_try < st[j, K_CYC] + 1:
             c_try = st[j, K_CYC] + 1
         if c_try > core_cycles_to(C, t):
@@ -488,7 +489,7 @@ def cores_drain_done(P, C, ch, nr_q):
 @njit(**_INLINE)
 def cores_complete(C, rid, q, ch, b, end, lat):
     """A request's column command issued (at bank ``b`` of channel ``ch``): its data
-    burst ends at DRAM cycle ``end``, ``lat`` cycles after it entered the controller.
+    burst ends at ``end``, ``lat`` after it entered the controller (engine ticks).
     Per-core and per-bank statistics, and a load's completion cycle for its core's
     ROB."""
     C.bank_rw[b, q] += 1
@@ -506,7 +507,8 @@ def cores_complete(C, rid, q, ch, b, end, lat):
     if q == 1:
         return
     num = C.prm[CP_NUM]
-    v = (end * num + C.prm[CP_DEN] - 1) // C.prm[CP_DEN] + C.prm[CP_ONCHIP]
+    den = C.prm[CP_DEN] * C.prm[CP_SCALE]  # (``end`` in engine ticks)
+    v = (end * num + den - 1) // den + C.prm[CP_ONCHIP]
     C.ring_vis[j, pos & C.prm[CP_MASK]] = v
     s = C.st[j, K_STATUS]
     if C.st[j, K_FLAG] == FLAG_DIRTY:

@@ -93,10 +93,11 @@ def admit(P, S, E, t, idx, n, arrival, is_write, bank, row, col, timed_int):
         return 0
     if S.q_len[1, ch] + E.n_park[ch] + n_wr > P[_c.P_WQ_CAP]:
         return 0
-    # latency counts from the trace timestamp (the request's; its extra accesses arrive
-    # with it)
-    fe_wait = (t - arrival[idx]) * timed_int
-    arr = t - fe_wait
+    # latency counts from the trace timestamp (as fast as possible: from when the
+    # request got its outstanding slot, core.F_NFREED); its extra accesses arrive with it
+    r = S.F[_c.F_NREQ]
+    arr = arrival[idx] * timed_int + S.freed[r & P[_c.P_FMASK]] * (1 - timed_int)
+    fe_wait = t - arr
     q = 1 if is_write[idx] != 0 else 0
     S.counters[_c.C_FE_SUM_R + q] += fe_wait
     for j in range(idx, end):
@@ -113,7 +114,7 @@ def admit(P, S, E, t, idx, n, arrival, is_write, bank, row, col, timed_int):
             _enqueue(P, S, 1 if is_write[j] != 0 else 0, ch, qid, arr, bank[j], row[j],
                      col[j], t)
     if timed_int == 0:
-        S.F[_c.F_OUTSTANDING] += 1  # the request; its extra accesses are the controller's
+        S.F[_c.F_NREQ] = r + 1  # the request; its extra accesses hold no slot
     return end - idx
 
 
