@@ -68,7 +68,7 @@ def run(scheduler: str, cap: int | None, out: Path) -> dict:
     log_path = out / f"{name}.csv"
     result = sim.run(TRACE, None, over, cmd_log=log_path, progress=False)
     s = result.summary()
-    log = pd.read_csv(log_path)
+    log = pd.read_csv(log_path, comment="#")
     trace = pd.read_csv(TRACE, comment="#", sep=" ", names=["cycle", "op", "addr"])
     column = log[log["command"].isin(["RD", "WR", "RDA", "WRA"])]
     served = np.empty(len(trace), np.int64)
