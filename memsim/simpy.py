@@ -65,7 +65,7 @@ class MemorySystem:
 
     def __init__(self, env: simpy.Environment, config=None, overrides=(), *,
                  unit: str = "ns", cmd_log=None, notify: bool = True):
-        from memsim.cmdlog import CommandLogWriter
+        from memsim.cmdlog import CommandLogWriter, columns_for
         from memsim.sim import warm_up
 
         if unit not in UNITS:
@@ -83,7 +83,13 @@ class MemorySystem:
         self._tck = self.tck_ns if unit == "ns" else 1.0
         self.mapping = AddressMapping(self.spec, cfg.mapping.order, cfg.mapping.xor_bank)
         self.capacity_bytes = self.mapping.capacity_bytes
-        self._writer = CommandLogWriter(cmd_log) if cmd_log is not None else None
+        self._writer = (CommandLogWriter(cmd_log, columns_for(cfg, self.spec))
+                        if cmd_log is not None else None)
+        # near-data accelerators: their layout places the host's data; a packetized
+        # interface delivers requests to the modules a hop later
+        self._nda = cfg.nda if cfg.nda.enabled else None
+        self._hop = (self._nda.packet_latency_cycles
+                     if self._nda is not None and self._nda.interface == "packetized" else 0)
         self._engine = Engine(cfg, self.spec, timed=True, step=True, log_sink=self._writer)
         self.jit_seconds, _ = warm_up(self._engine, notify)
         self._decode = _ScalarDecoder(self.mapping)
@@ -139,7 +145,12 @@ class MemorySystem:
         i = self._tail
         buf = self._buf
         bank, row, col = self._decode(a)
-        buf[0, i] = cyc
+        if self._nda is not None and self._nda.layout != "interleaved":
+            from memsim import nda
+
+            bank, row = nda.host_remap(bank, row, nda.Geometry.from_dram(self.config.dram),
+                                       self._nda)
+        buf[0, i] = cyc + self._hop
         buf[1, i] = is_write
         buf[2, i] = bank
         buf[3, i] = row
@@ -229,9 +240,17 @@ class MemorySystem:
             bank_stats=np.hstack([rw, e.S.bank_stats]), rank_stats=e.rank_activity(),
             cycles=e.final_cycle, wall_seconds=self._wall + time.perf_counter() - t0,
             jit_seconds=self.jit_seconds,
-            trace={"path": "<simpy>", "mode": "simpy", "requests": self._made})
+            trace={"path": "<simpy>", "mode": "simpy", "requests": self._made},
+            nda=self._nda_counters(), latency_offset_cycles=self._hop)
         self._result.bank_stats[:, :2] = self._rw
         return self._result
+
+    def _nda_counters(self):
+        if self._nda is None:
+            return None
+        from memsim import nda
+
+        return nda.counters(self._engine.X[core_mod.X_NDA])
 
     def __enter__(self):
         return self

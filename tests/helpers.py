@@ -115,7 +115,7 @@ def violations(path, cfg=None, overrides=()):
     return check.check_file(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
                             spec.banks_per_group, refresh=c.dram.refresh,
                             interface=spec.ecc.checker(spec.timings),
-                            subbank=check.subbank_rules(c))
+                            subbank=check.subbank_rules(c), modules=check.modules_of(c))
 
 
 # ---------------------------------------------------------------- synthetic traces

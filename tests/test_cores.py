@@ -446,8 +446,7 @@ def test_the_cores_preset_runs_its_shipped_workload(monkeypatch):
     assert 0 < c["weighted_speedup"] <= 4 and c["max_slowdown"] >= 1
 
 
-@pytest.mark.parametrize("preset, key", [("ddr4_2400_x8_1ch2r_nda_axpy", "nda.enabled"),
-                                         ("ddr4_2400_x8_1ch1r_eruca",
+@pytest.mark.parametrize("preset, key", [("ddr4_2400_x8_1ch1r_eruca",
                                           "dram.subbank_scheme")])
 def test_cores_with_ndas_or_sub_banks_is_a_config_error_naming_the_key(preset, key):
     # their hooks are not wired into each other's loop variants

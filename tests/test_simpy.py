@@ -155,8 +155,7 @@ def test_readme_simpy_example_runs():
     assert (CL + tBL) * TCK < float(mean_ns) < (tRCD + CL + tBL) * TCK
 
 
-@pytest.mark.parametrize("preset, key", [("ddr4_2400_x8_1ch2r_nda_axpy", "nda.enabled"),
-                                         ("ddr4_2400_x8_1ch1r_eruca",
+@pytest.mark.parametrize("preset, key", [("ddr4_2400_x8_1ch1r_eruca",
                                           "dram.subbanks_per_bank")])
 def test_simpy_with_ndas_or_sub_banks_is_refused_naming_the_key(preset, key):
     with pytest.raises(ValueError, match=rf"^{key}: .* cannot be combined with the cores "
