@@ -163,9 +163,13 @@ RULES = (
     Rule("tRTRS_WR_RD", OTHER_RANK, WRITES, READS, "CWL + tBL + tRTRS - CL"),
     # --- channel: one command per cycle on the command bus ---
     Rule("cmd_bus", CHANNEL, COMMANDS, COMMANDS, "1"),
-    # --- a rank takes one command per cycle, from either source (its own pins); between
-    # host commands cmd_bus already says so ---
+    # --- a rank takes one command per cycle, from either source (its own pins), and its
+    # data pins carry one burst at a time; between host commands cmd_bus and data_bus
+    # already say so ---
     Rule("rank_cmd", RANK, COMMANDS, COMMANDS, "1",
+         between=((HOST, NDA), (NDA, HOST), (NDA, NDA))),
+    Rule("rank_data", RANK, READS, READS, "tBL", between=((HOST, NDA), (NDA, HOST), (NDA, NDA))),
+    Rule("rank_data", RANK, WRITES, WRITES, "tBL",
          between=((HOST, NDA), (NDA, HOST), (NDA, NDA))),
 )
 

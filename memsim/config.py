@@ -212,7 +212,8 @@ class NdaConfig:
     host_slice_cycles: int = field(default=1000, metadata={"min": 1})
     nda_slice_cycles: int = field(default=1000, metadata={"min": 1})
     # row_hit_cap: NDA row hits in a row (while the host waits) before the NDA yields
-    row_hit_cap: int = field(default=16, metadata={"min": 1})
+    # (each may hold a host request back: larger caps cost the host more, see README)
+    row_hit_cap: int = field(default=2, metadata={"min": 1})
     # interference controls on NDA writes: the probability that a write opportunity (the
     # rank turning idle for the host) lets the NDA write (one draw per opportunity; a
     # rank left idle write_redraw_cycles after a lost draw is a new opportunity)

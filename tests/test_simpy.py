@@ -133,12 +133,6 @@ def test_example_dma_copy():
     assert 0 < out["bandwidth_gbps"] < SPEC.peak_bandwidth_gbps
 
 
-def test_example_host_and_nda():
-    out = run_example("simpy_host_nda")
-    assert out["with_nda"]["host_read_mean_ns"] > out["alone"]["host_read_mean_ns"]
-    assert out["with_nda"]["nda_lines"] > 0
-
-
 def test_readme_simpy_example_runs():
     import re
     import subprocess

@@ -99,10 +99,12 @@ G_PART, G_BLOCK, G_SEG, G_POS, G_LEN = range(5)
  RK_DQ_SRC, RK_DQ_DIR, RK_DQ_END, RK_DRAWS, RK_RNG, RK_WOK, RK_OPP_AT, RK_LEN) = range(16)
 # chs[ch, ...]: the next look; the predictor (its current prediction, a flat rank or -1;
 # arrivals, predictions made at them and correct ones; the last arrival, the mean gap
-# between arrivals x 16, the last two arrivals' ranks); the channel's write mode, when
-# it last switched to reading (CH_MODE_AT) and writing (+1), the NDA's last look
+# between arrivals x 16, the last two arrivals' ranks, the mean lead x 16: the cycles a
+# host request needed before its column command could go, 0 for a row hit, tRCD for a
+# miss, tRP + tRCD for a conflict); the channel's write mode, when it last switched to
+# reading (CH_MODE_AT) and writing (+1), the NDA's last look
 (CH_NEXT, CH_PRED, CH_PRED_OK, CH_PRED_N, CH_ARRIVALS, CH_LAST_ARR, CH_GAP16, CH_HIST1,
- CH_HIST2, CH_MODE, CH_MODE_AT, CH_MODE_AT1, CH_LOOK, CH_LEN) = range(14)
+ CH_HIST2, CH_LEAD16, CH_MODE, CH_MODE_AT, CH_MODE_AT1, CH_LOOK, CH_LEN) = range(15)
 # glob[...]
 GL_FINAL, GL_STAMP, GL_LEN = range(3)
 # stats[rank, ...]: commands, row-buffer outcome per access, writes held back by each
@@ -608,6 +610,18 @@ def _host_command(P, T, S, Xn, cmd, b, t, q, slot):
         v = Xn.bl_val[k] + d
         Xn.bl_val[k] = v
         if c >= core.RD:  # the request is served
+            # the predictor's lead: what this request needed before its column command
+            cat = S.q_cat[q, S.node_ch[b], slot]
+            lead = 0
+            if cat == core.CAT_MISS:
+                lead = T.latency[core.ACT, 3, c]
+            elif cat == core.CAT_CONFLICT:
+                lead = T.latency[core.PRE, 3, core.ACT] + T.latency[core.ACT, 3, c]
+            ch = S.node_ch[b]
+            if Xn.chs[ch, CH_LEAD16] < 0:  # (the first one: -1 until then)
+                Xn.chs[ch, CH_LEAD16] = lead * 16
+            else:
+                Xn.chs[ch, CH_LEAD16] += (lead * 16 - Xn.chs[ch, CH_LEAD16]) // 8
             st = Xn.stats
             st[rk, NS_HREQ] += 1
             st[rk, NS_DELAY_SUM] += v
@@ -830,14 +844,17 @@ def _write_held(P, S, Xn, ch, rk, t, i):
     prm = Xn.prm
     R = Xn.rk
     if prm[N_PREDICT] != PRED_NONE and Xn.chs[ch, CH_PRED] == rk:
-        # the host's next request is predicted for this rank: hold the write while that
-        # request is due within the write's turnaround shadow (and not overdue by more
-        # than a gap, when the host is taken to pause)
+        # the host's next request is predicted for this rank: hold the write if that
+        # request is due early enough for the write to hold it back: a write pushes the
+        # rank's reads N_SHADOW cycles out, a request needs its lead (its ACT, PRE) before
+        # its column command anyway, so one due within N_SHADOW - lead cycles, or overdue
+        # by less than a gap (later, the host is taken to pause)
         last = Xn.chs[ch, CH_LAST_ARR]
-        if last >= 0:
+        window = prm[N_SHADOW] - max(np.int64(0), Xn.chs[ch, CH_LEAD16]) // 16
+        if last >= 0 and window > 0:
             gap = max(np.int64(1), Xn.chs[ch, CH_GAP16] // 16)
             due = last + gap
-            if due - prm[N_SHADOW] <= t < due + gap:
+            if due - window < t < due + gap:
                 Xn.w_flags[rk, i] |= WF_PRED
                 return due + gap
     if prm[N_MIN_IDLE] > 0:
