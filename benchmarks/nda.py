@@ -5,6 +5,7 @@ open-loop host and with closed-loop cores.
     python benchmarks/nda.py [-o results/nda-bench] [--requests 10000] [--jobs N]
     python benchmarks/nda.py --no-cores   # the open-loop sweep only
     python benchmarks/nda.py --speed      # the NDA engine variant's own speed
+    python benchmarks/nda.py --figure docs/figures/nda.png   # the README's figure
 
 1. The sweep of ``configs/sweeps/nda.yaml`` (host intensity x ranks x variants: the
    host alone, and for AXPY and DOT: host_first without write control, with stochastic
@@ -23,7 +24,10 @@ open-loop host and with closed-loop cores.
    each NDA variant, and the weighted speedups; figure ``nda_cores.png`` (``--kind
    nda-cores``).
 
-Finished runs are reused when run again with the same arguments.
+Finished runs are reused when run again with the same arguments. ``--figure PATH``
+draws the README's figure instead: ``--kind nda`` for AXPY at 2 and 4 ranks (the host
+alone, host_first, its bank_partition layout, write p = 0.25, prediction, row_hit_cap,
+time_slice), from the same sweep restricted to those points.
 
 ``--speed`` times the engine instead (best of 3, compilation excluded): 1M uniformly
 random requests (1/3 writes, as fast as possible) on one channel of two ranks, with NDAs
@@ -69,31 +73,67 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=None, help="worker processes")
     ap.add_argument("--no-cores", action="store_true", help="skip the closed-loop cores")
     ap.add_argument("--speed", action="store_true", help="time the NDA engine variant")
+    ap.add_argument("--figure", type=Path, metavar="PATH", help="draw the README's figure")
     args = ap.parse_args(argv)
     if args.speed:
         return speed()
+    if args.figure:
+        return figure(args)
     open_loop(args)
     if not args.no_cores:
         cores(args)
     return 0
 
 
-def open_loop(args) -> None:
-    from memsim import config, plot, sweep
+def host_trace(args) -> Path:
+    """The benchmark's random host trace (made once)."""
     from memsim.trace import generate
     from memsim.trace.writer import write_trace
 
-    out = args.out
-    out.mkdir(parents=True, exist_ok=True)
-    trace = out / f"host_random_{args.requests}.trace"
+    args.out.mkdir(parents=True, exist_ok=True)
+    trace = args.out / f"host_random_{args.requests}.trace"
     if not trace.exists():
         cycle, is_write, addr = generate("random", args.requests, seed=11, write_ratio=0.25,
                                          footprint_bytes=1 << 30,
                                          rate_requests_per_cycle=0.05)
         write_trace(trace, cycle, is_write, addr)
+    return trace
+
+
+def sweep_spec(trace: Path) -> dict:
+    from memsim import config
+
     spec = config.read_yaml(ROOT / "configs" / "sweeps" / "nda.yaml", "sweep spec")
     spec["traces"] = [str(trace)]
     spec["base"] = "ddr4_2400_x8_1ch1r"
+    return spec
+
+
+def figure(args) -> int:
+    from memsim import plot, sweep
+
+    spec = sweep_spec(host_trace(args))
+    spec["grid"]["dram.ranks"] = [2, 4]
+
+    def keep(v: dict) -> bool:
+        if not v.get("nda.enabled") or v.get("nda.launch_cycle"):
+            return True  # the baselines
+        return v["nda.kernel"] == "AXPY" and v.get("nda.write_issue_probability", 1) in (
+            1, 0.25) and v.get("nda.predictor", "rank_sequence") == "rank_sequence"
+
+    spec["variants"] = [v for v in spec["variants"] if keep(v)]
+    out = args.out / "figure"
+    sweep.run_sweep(spec, out, jobs=args.jobs, progress=False)
+    plot.plot(out, "nda", args.figure, title="NDAs (AXPY) sharing ranks with a random host")
+    print(f"wrote {args.figure}", file=sys.stderr)
+    return 0
+
+
+def open_loop(args) -> None:
+    from memsim import plot, sweep
+
+    out = args.out
+    spec = sweep_spec(host_trace(args))
     t0 = time.perf_counter()
     sweep.run_sweep(spec, out, jobs=args.jobs, progress=False)
     wall = time.perf_counter() - t0

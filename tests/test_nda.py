@@ -881,13 +881,19 @@ def test_the_bound_is_the_table_s_longest_nda_latencies():
     assert nda.host_delay_bound(spec, "time_slice") is None
 
 
+@pytest.mark.parametrize("kind", ["random", "stream", "mix"])
 @pytest.mark.parametrize("ranks", [1, 2, 4])
-def test_host_mean_read_latency_within_1_3x_of_alone_where_the_host_is_not_saturated(ranks):
-    """Every policy but time_slice, both kernels, both layouts, at the benchmark's 1x and
-    2x random host (a request every 20 and 10 cycles, a quarter writes)."""
+def test_host_mean_read_latency_within_1_3x_of_alone_where_the_host_is_not_saturated(
+        ranks, kind):
+    """host_first, both kernels, both layouts, for a host that rarely hits its rows
+    (random), one that nearly always does (a stream: the NDA keeps off the row it is
+    using) and four interleaved streams, a request every 20 and 10 cycles, a quarter of
+    them writes; row_hit_cap for the random host. (row_hit_cap lets up to N NDA row hits
+    go ahead of a waiting host request: a host whose requests are row hits pays for each,
+    1.35x to 1.5x on a stream with the NDA in banks of its own, by design; README.)"""
     checked = 0
     for every in (20, 10):
-        a, w, c = trace("random", 3000, seed=ranks, write_ratio=0.25, timed_every=every)
+        a, w, c = trace(kind, 3000, seed=ranks, write_ratio=0.25, timed_every=every)
         base = ("dram.refresh=true", f"dram.ranks={ranks}")
         for layout in ("interleaved", "bank_partition"):
             # the host alone in the same layout: the NDAs never launch (bank_partition
@@ -898,7 +904,7 @@ def test_host_mean_read_latency_within_1_3x_of_alone_where_the_host_is_not_satur
             if alone["latency_cycles"]["read"]["frontend_wait_mean"] > 0:
                 continue  # saturated: its queues fill up
             for kernel in ("AXPY", "DOT"):
-                for policy in BOUND_POLICIES:
+                for policy in BOUND_POLICIES if kind == "random" else ("host_first",):
                     s = sim.run_arrays(a, w, c, None, (
                         *base, "nda.enabled=true", f"nda.kernel={kernel}", "nda.repeat=true",
                         f"nda.policy={policy}", f"nda.layout={layout}"),
@@ -907,7 +913,7 @@ def test_host_mean_read_latency_within_1_3x_of_alone_where_the_host_is_not_satur
                     assert ratio <= 1.3, (every, kernel, policy, layout, ratio)
                     assert s["nda"]["bandwidth_gbps"]["total"] > 0
                     checked += 1
-    assert checked >= 8
+    assert checked >= 4
 
 
 # ---------------------------------------------------------------- next-rank prediction

@@ -9,6 +9,7 @@ Device: DDR4-2400R x8 8 Gb.
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import numpy as np
@@ -102,7 +103,8 @@ def test_simpy_model_of_a_trace_gets_memsim_run_s_summary_with_ndas(extra):
     env.run()
     got = mem.close().summary()
     for key in ("cycles", "requests", "latency_cycles", "row_buffer", "commands", "nda"):
-        assert got[key] == ref[key], key
+        # (as JSON: the NaN of an unfinished kernel's time compares equal there)
+        assert json.dumps(got[key], sort_keys=True) == json.dumps(ref[key], sort_keys=True), key
 
 
 def test_simpy_with_ndas_writes_a_protocol_clean_log_with_sources(tmp_path):

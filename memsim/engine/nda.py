@@ -123,6 +123,9 @@ WF_LAST, WF_CAT, WF_PROB, WF_IDLE, WF_PRED = 1, 2, 4, 8, 16
 SRC_HOST, SRC_NDA = 0, 1
 # per-request ring (enqueue cycle, delay so far), indexed by id & RING_MASK
 RING_MASK = (1 << 16) - 1
+# the NDA keeps off a row the host opened until the host has left the bank alone this
+# many of its mean inter-arrival gaps (a stream's next request is then a row hit)
+HOST_ROW_GAPS = 4
 # command-log column of the source: after the engine's nine (checked in memsim.engine)
 LOG_SOURCE = 9
 LOG_COLS = LOG_SOURCE + 1
@@ -838,6 +841,19 @@ def _host_first(P, T, S, Xn, ch, rk, t, cmd, b, column):
 
 
 @njit(**_INLINE)
+def _host_row_busy(T, Xn, ch, b, t):
+    """0 if the host's row in bank ``b`` may be closed at ``t``, else when it may: after
+    HOST_ROW_GAPS of the channel's mean gaps between host requests without a host
+    command on the bank. Only for a host whose requests are mostly row hits (its mean
+    lead below tRCD); a host that rarely hits loses nothing when its rows close."""
+    if Xn.chs[ch, CH_ARRIVALS] < 2 or Xn.chs[ch, CH_LEAD16] < 0 or \
+            Xn.chs[ch, CH_LEAD16] >= 16 * T.latency[core.ACT, 3, core.RD]:
+        return 0
+    until = Xn.bank_last[b] + HOST_ROW_GAPS * max(np.int64(1), Xn.chs[ch, CH_GAP16] // 16)
+    return until if until > t else 0
+
+
+@njit(**_INLINE)
 def _write_held(P, S, Xn, ch, rk, t, i):
     """Interference controls on an NDA write that could issue at ``t``: 0 if it may
     issue, else the cycle to look again (INF: when the host's state changes)."""
@@ -956,6 +972,11 @@ def _rank_step(P, T, S, Xn, ch, rk, t):
             continue  # opened for a host request not yet served
         elif respect and S.hits_pending[0, b] + S.hits_pending[1, b] != 0:
             continue  # queued host requests hit this row
+        elif respect and Xn.host_row[b] == orow and _host_row_busy(T, Xn, ch, b, t):
+            # the host opened this row and is still using it: its next request there is
+            # likely a hit (a stream); keep off until it has been idle a while
+            nxt = min(nxt, _host_row_busy(T, Xn, ch, b, t))
+            continue
         else:
             cmd = core.PRE
         ready = _ready(S, Xn, cmd, b)
