@@ -10,15 +10,18 @@ open-loop host and with closed-loop cores.
 1. The sweep of ``configs/sweeps/nda.yaml`` (host intensity x ranks x variants: the
    host alone, and for AXPY and DOT: host_first without write control, with stochastic
    write issue at p = 0.5 / 0.25 / 0.1, with next-rank prediction by each predictor,
-   host_first over the bank_partition layout, row_hit_cap, time_slice) on a host trace
-   made here: uniformly random 64 B requests over 1 GiB, a quarter of them writes, one
-   every 20 DRAM cycles at 1x (19% of the channel's peak), replayed at 1x to 4x. It
-   prints one row per run (NDA bandwidth in GB/s, the host's mean and p99 read latency
-   in ns and its slowdown against the host alone at the same intensity, the maximum
-   NDA-caused host delay in cycles and its bound), the table of issue 19 with the
-   numbers of this model, and writes ``nda.png`` (``memsim plot DIR --kind nda``) and
-   ``tradeoff.png`` (``--kind nda-tradeoff``: host latency against NDA bandwidth as p
-   falls) into the output directory.
+   host_first over the bank_partition layout, row_hit_cap, time_slice) on two host
+   traces made here, 64 B requests, a quarter of them writes, one every 20 DRAM cycles
+   at 1x (19% of the channel's peak), replayed at 1x to 4x: ``random`` (uniformly random
+   over 1 GiB: its requests nearly never hit an open row) and ``mix`` (four interleaved
+   sequential streams: two thirds row hits). For the random host it prints one row per
+   run (NDA bandwidth in GB/s, the host's mean and p99 read latency in ns and its
+   slowdown against the host alone at the same intensity, the maximum NDA-caused host
+   delay in cycles and its bound), the table of issue 19 with the numbers of this
+   model, and for both hosts the write-control table (host slowdown and NDA bandwidth
+   per p and predictor). Figures per host in ``OUT/<host>/``: ``nda.png`` (``memsim
+   plot DIR --kind nda``) and ``tradeoff.png`` (``--kind nda-tradeoff``: host latency
+   against NDA bandwidth as p falls).
 2. The sweep of ``configs/sweeps/nda_cores.yaml`` (four closed-loop cores on two ranks,
    without and with NDAs): one table of every core's IPC alone, without NDAs and with
    each NDA variant, and the weighted speedups; figure ``nda_cores.png`` (``--kind
@@ -85,15 +88,18 @@ def main(argv=None) -> int:
     return 0
 
 
-def host_trace(args) -> Path:
-    """The benchmark's random host trace (made once)."""
+HOSTS = ("random", "mix")
+
+
+def host_trace(args, kind: str = "random") -> Path:
+    """One of the benchmark's host traces (made once)."""
     from memsim.trace import generate
     from memsim.trace.writer import write_trace
 
     args.out.mkdir(parents=True, exist_ok=True)
-    trace = args.out / f"host_random_{args.requests}.trace"
+    trace = args.out / f"host_{kind}_{args.requests}.trace"
     if not trace.exists():
-        cycle, is_write, addr = generate("random", args.requests, seed=11, write_ratio=0.25,
+        cycle, is_write, addr = generate(kind, args.requests, seed=11, write_ratio=0.25,
                                          footprint_bytes=1 << 30,
                                          rate_requests_per_cycle=0.05)
         write_trace(trace, cycle, is_write, addr)
@@ -112,14 +118,15 @@ def sweep_spec(trace: Path) -> dict:
 def figure(args) -> int:
     from memsim import plot, sweep
 
-    spec = sweep_spec(host_trace(args))
+    spec = sweep_spec(host_trace(args, "random"))
     spec["grid"]["dram.ranks"] = [2, 4]
 
     def keep(v: dict) -> bool:
         if not v.get("nda.enabled") or v.get("nda.launch_cycle"):
             return True  # the baselines
+        # (prediction: the same runs as host_first for this host, which never hits)
         return v["nda.kernel"] == "AXPY" and v.get("nda.write_issue_probability", 1) in (
-            1, 0.25) and v.get("nda.predictor", "rank_sequence") == "rank_sequence"
+            1, 0.25) and not v.get("nda.next_rank_prediction")
 
     spec["variants"] = [v for v in spec["variants"] if keep(v)]
     out = args.out / "figure"
@@ -130,10 +137,18 @@ def figure(args) -> int:
 
 
 def open_loop(args) -> None:
+    control = {}
+    for kind in HOSTS:
+        rows = host_runs(args, kind, full=kind == "random")
+        control[kind] = rows
+    write_control_table(control)
+
+
+def host_runs(args, kind: str, full: bool) -> list[dict]:
     from memsim import plot, sweep
 
-    out = args.out
-    spec = sweep_spec(host_trace(args))
+    out = args.out / kind
+    spec = sweep_spec(host_trace(args, kind))
     t0 = time.perf_counter()
     sweep.run_sweep(spec, out, jobs=args.jobs, progress=False)
     wall = time.perf_counter() - t0
@@ -162,6 +177,15 @@ def open_loop(args) -> None:
             "bound": math.nan if alone else r.get("nda.host_delay_cycles.bound", math.nan),
             "fe_wait": r["latency_ns.read.frontend_wait_mean"]})
     rows.sort(key=lambda t: (t["kernel"], t["ranks"], _order(t["variant"]), t["x"]))
+    for kind_, name in (("nda", "nda.png"), ("nda-tradeoff", "tradeoff.png")):
+        plot.plot(out, kind_, out / name, title=f"{kind} host: " + (
+            "NDAs sharing ranks with the host" if kind_ == "nda"
+            else "host latency against NDA bandwidth as the write probability p falls"))
+    print(f"{kind} host: {len(df)} runs in {wall:.0f} s; figures: {out / 'nda.png'}, "
+          f"{out / 'tradeoff.png'}", file=sys.stderr)
+    if not full:
+        return rows
+    print(f"{kind} host, every run:")
     print(f"{'kernel':<6} {'ranks':>5} {'x':>2}  {'variant':<42} {'host GB/s':>9} "
           f"{'NDA GB/s':>8} {'read mean ns':>12} {'p99 ns':>8} {'vs alone':>8} "
           f"{'delay max':>9} {'bound':>6}  (vs alone in the layout)")
@@ -174,10 +198,31 @@ def open_loop(args) -> None:
               + (f"  ({t['slow_layout']:.2f}x)" if t["slow_layout"] == t["slow_layout"]
                  else ""))
     issue_table(rows)
-    for kind, name in (("nda", "nda.png"), ("nda-tradeoff", "tradeoff.png")):
-        plot.plot(out, kind, out / name)
-    print(f"\n{len(df)} runs in {wall:.0f} s; figures: {out / 'nda.png'}, "
-          f"{out / 'tradeoff.png'}", file=sys.stderr)
+    return rows
+
+
+def write_control_table(control: dict) -> None:
+    """Per host, kernel, ranks and intensity (1x, 2x): the host's slowdown against the
+    host alone / NDA GB/s for host_first, each write probability and each predictor."""
+    cols = ("host_first", "host_first + write p=0.5", "host_first + write p=0.25",
+            "host_first + write p=0.1", "host_first + prediction (rank_sequence)",
+            "host_first + prediction (queue_head)")
+    print("\nWrite control: host mean read latency / the host alone, NDA GB/s")
+    print(f"  {'host':<7}{'kernel':<7}{'ranks':>5}{'x':>3}  " + "".join(
+        f"{c.removeprefix('host_first + ').replace('prediction ', 'pred. '):>20}"
+        for c in cols))
+    for kind, rows in control.items():
+        by = {(t["kernel"], t["ranks"], t["x"], t["variant"]): t for t in rows}
+        for kernel in ("AXPY", "DOT"):
+            for ranks in (1, 2, 4):
+                for x in (1, 2):
+                    cells = []
+                    for c in cols:
+                        t = by.get((kernel, ranks, x, c))
+                        cells.append("-" if t is None else
+                                     f"{t['slow']:.3f} / {t['nda_gbps']:5.2f}")
+                    print(f"  {kind:<7}{kernel:<7}{ranks:>5}{x:>3}  "
+                          + "".join(f"{c:>20}" for c in cells))
 
 
 def _order(variant: str) -> tuple:

@@ -779,7 +779,11 @@ def _plot_nda(d: _Data, metric=None, **_) -> Figure:
                 rows = sub[sub["_variant"] == v].sort_values("_x")
                 if rows.empty or m not in rows or rows[m].isna().all():
                     continue
+                if m.startswith("nda.") and v in NDA_BASELINES:
+                    continue  # (no NDA runs there)
                 style = _nda_style(k - sum(b in variants for b in NDA_BASELINES), v)
+                # earlier lines wider: where variants coincide, each still shows
+                style["linewidth"] = max(0.8, 2.4 - 0.18 * k)
                 (line,) = ax.plot(rows["_x"].to_numpy(dtype=float),
                                   rows[m].to_numpy(dtype=float), label=v, **style)
                 handles.setdefault(v, line)
@@ -789,7 +793,9 @@ def _plot_nda(d: _Data, metric=None, **_) -> Figure:
                 ax.annotate("channel peak", (0.02, peak), xycoords=("axes fraction", "data"),
                             va="bottom", fontsize=7)
             if m == "nda.host_delay_cycles.max" and "nda.host_delay_cycles.bound" in sub:
-                bound = sub["nda.host_delay_cycles.bound"].dropna()
+                first = sub["config.nda.policy"] == "host_first" if "config.nda.policy" in sub \
+                    else sub["_variant"] == ""
+                bound = sub.loc[first, "nda.host_delay_cycles.bound"].dropna()
                 if not bound.empty:
                     b = float(bound.max())
                     ax.axhline(b, color="#000000", linewidth=0.8, linestyle=":")
@@ -833,13 +839,13 @@ def _plot_nda_tradeoff(d: _Data, metric=None, **_) -> Figure:
     if not plain.any():
         raise PlotError(f"{d.dir}: no host_first runs without prediction to draw the write "
                         f"probability trade-off from")
-    # host loads at which the host alone is saturated (its queues fill: front-end wait)
-    # are left out: there its latency is the backlog, not the NDAs' doing
+    # host loads at which the host alone is saturated (its queues fill: a front-end wait
+    # of more than 5% of its latency) are left out: there its latency is the backlog
     alone_all = df[df["_variant"] == NDA_BASELINE]
-    saturated = {(r, v) for r, v, w in zip(alone_all["_ranks"], alone_all[x],
-                                            alone_all.get("latency_ns.read.frontend_wait_mean",
-                                                          0 * alone_all[x]), strict=True)
-                 if w > 0}
+    wait = alone_all.get("latency_ns.read.frontend_wait_mean", 0 * alone_all[x])
+    saturated = {(r, v) for r, v, w, lat in zip(alone_all["_ranks"], alone_all[x], wait,
+                                                 alone_all["latency_ns.read.mean"], strict=True)
+                 if w > 0.05 * lat}
     levels = sorted(df[x].unique())
     ncols = min(3, max(1, len(panels)))
     nrows = math.ceil(len(panels) / ncols)
@@ -891,7 +897,8 @@ def _plot_nda_tradeoff(d: _Data, metric=None, **_) -> Figure:
         if j % ncols == 0:
             ax.set_ylabel("Host mean read latency (ns)")
     _hide_unused(axes, len(panels))
-    _legend(fig, list(handles.values()), list(handles), ncol=min(len(handles), 3))
+    order = sorted(handles, key=lambda k: (not k.startswith("host at"), k))
+    _legend(fig, [handles[k] for k in order], order, ncol=min(len(handles), 3))
     _suptitle(fig, "Write control: host latency against NDA bandwidth as p falls", d)
     return fig
 
@@ -917,10 +924,12 @@ def _plot_nda_cores(d: _Data, metric=None, **_) -> Figure:
     left.barh(y, df["cores.weighted_speedup"], color=PALETTE[0], zorder=2)
     for yi, (_, r) in zip(y, df.iterrows(), strict=True):
         bw = r.get("nda.bandwidth_gbps.total")
-        if bw is not None and bw == bw:
+        if bw is not None and bw == bw:  # (NDA bandwidth: inside a long bar, else after it)
+            inside = r["cores.weighted_speedup"] > 0.4 * n_cores
             left.annotate(f"NDA {bw:.1f} GB/s", (r["cores.weighted_speedup"], yi),
-                          textcoords="offset points", xytext=(-3, 0), ha="right",
-                          va="center", fontsize=6, color="white")
+                          textcoords="offset points", xytext=(-3 if inside else 3, 0),
+                          ha="right" if inside else "left", va="center", fontsize=6,
+                          color="white" if inside else "black")
     left.axvline(n_cores, color="0.4", linewidth=0.8, linestyle="--")
     left.set_yticks(y, list(df["_variant"]))
     left.set_xlabel(f"Weighted speedup (of {n_cores})")
@@ -939,7 +948,12 @@ def _plot_nda_cores(d: _Data, metric=None, **_) -> Figure:
     for ax in (left, right):
         ax.grid(axis="y", visible=False)
     _legend(fig, handles, [b.get_label() for b in handles], ncol=min(4, len(handles)))
-    _suptitle(fig, "Closed-loop cores with near-data accelerators", d)
+    if d.title is None:
+        fig.suptitle(f"Closed-loop cores with near-data accelerators (cores: "
+                     f"{', '.join(names)})" + (f"; {len(d.failed)} of {d.total_runs} runs "
+                                               f"failed, not shown" if d.failed else ""))
+    else:
+        _suptitle(fig, "", d)
     return fig
 
 
