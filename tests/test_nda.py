@@ -819,6 +819,39 @@ def test_nda_figure_has_a_panel_per_kernel_and_ranks_and_a_line_per_variant(tmp_
     assert sorted(line.get_xdata()) == sorted(alone["bandwidth_gbps.total"])
 
 
+def test_tradeoff_figure_draws_host_latency_against_nda_bandwidth_as_p_falls(tmp_path):
+    from memsim import plot, sweep
+    from memsim.trace import write_trace
+
+    cycle, is_write, addr = generate_trace(300)
+    write_trace(tmp_path / "host.trace", cycle, is_write, addr)
+    axpy = {"nda.enabled": True, "nda.kernel": "AXPY", "nda.repeat": True}
+    spec = {"traces": [str(tmp_path / "host.trace")],
+            "base": {"dram": {"refresh": False}},
+            "grid": {"frontend.cpu_cycles_per_dram_cycle": [1, 2], "dram.ranks": [2]},
+            "variants": [{"nda.enabled": False}, axpy,
+                         {**axpy, "nda.write_issue_probability": 0.5},
+                         {**axpy, "nda.write_issue_probability": 0.1},
+                         {**axpy, "nda.next_rank_prediction": True}]}
+    df = sweep.run_sweep(spec, tmp_path / "out", jobs=1, progress=False)
+    assert (df["status"] == "ok").all()
+    fig = plot.plot(tmp_path / "out", "nda-tradeoff", tmp_path / "t.png")
+    assert (tmp_path / "t.png").stat().st_size > 10_000
+    [ax] = [a for a in fig.axes if a.get_visible()]
+    assert ax.get_title() == "AXPY, 2 ranks"
+    assert ax.get_xlabel() == "NDA bandwidth, all ranks (GB/s)"
+    assert ax.get_ylabel() == "Host mean read latency (ns)"
+    # a line per intensity through p = 1, 0.5, 0.1: x the NDAs' bandwidth, falling
+    lines = [ln for ln in ax.get_lines() if ln.get_label().startswith("host at")]
+    assert [ln.get_label() for ln in lines] == ["host at 1x", "host at 2x"]
+    for ln in lines:
+        x = list(ln.get_xdata())
+        assert len(x) == 3 and x == sorted(x, reverse=True)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels[:2] == ["host at 1x", "host at 2x"]
+    assert "prediction (rank_sequence)" in labels and "host alone (dashed)" in labels
+
+
 def generate_trace(n):
     from memsim.trace import generate
 

@@ -69,6 +69,33 @@ def test_cores_with_ndas_serve_every_request_once_and_pay_in_ipc(tmp_path, extra
         assert s["nda"]["host_delay_cycles"]["max"] <= bound
 
 
+def test_nda_cores_figure_shows_weighted_speedup_and_ipc_per_variant(tmp_path):
+    from memsim import plot, sweep
+
+    spec = {"traces": [CORE_TRACES], "base": {"dram": {"ranks": 2}},
+            "overrides": {"frontend.mode": "cores", "frontend.translation": "random_pages",
+                          "core.instructions": 2000},
+            "variants": [{"nda.enabled": False},
+                         {"nda.enabled": True, "nda.kernel": "AXPY", "nda.repeat": True},
+                         {"nda.enabled": True, "nda.kernel": "AXPY", "nda.repeat": True,
+                          "nda.policy": "time_slice"}]}
+    df = sweep.run_sweep(spec, tmp_path / "out", jobs=1, progress=False)
+    assert (df["status"] == "ok").all()
+    fig = plot.plot(tmp_path / "out", "nda-cores", tmp_path / "c.png")
+    assert (tmp_path / "c.png").stat().st_size > 10_000
+    left, right = fig.axes[:2]
+    top_down = [label for _, label in sorted(zip(
+        left.get_yticks(), [t.get_text() for t in left.get_yticklabels()], strict=True),
+        reverse=True)]
+    assert top_down == ["host alone (no NDA)", "AXPY: host_first", "AXPY: time_slice"]
+    assert left.get_xlabel() == "Weighted speedup (of 2)"
+    assert right.get_xlabel() == "IPC / IPC alone without NDAs"
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["stream", "random"]
+    # time slices cost the cores: the shortest bar
+    widths = [b.get_width() for b in left.patches]
+    assert widths[-1] == min(widths)
+
+
 def test_cores_with_the_packetized_interface_is_a_config_error_naming_the_key():
     with pytest.raises(config.ConfigError, match=r"^nda.interface: 'packetized' with "
                                                  r"frontend.mode: cores"):
