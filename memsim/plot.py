@@ -868,17 +868,19 @@ def _plot_nda_tradeoff(d: _Data, metric=None, **_) -> Figure:
                               color=color, marker="o", markersize=4, label=label)
             handles.setdefault(label, line)
             # label the points with p, but not one on top of the last labelled
-            span = max(float(rows["nda.bandwidth_gbps.total"].max()), 1e-9)
+            xs = rows["nda.bandwidth_gbps.total"].astype(float)
+            ys = rows["latency_ns.read.mean"].astype(float)
+            xspan = max(float(xs.max() - xs.min()), 1e-9)
+            yspan = max(float(ys.max() - ys.min()), 1e-9)
             last = None
-            for _, r in rows.iterrows():
-                bw = float(r["nda.bandwidth_gbps.total"])
-                if last is not None and abs(bw - last) < 0.06 * span:
+            for k_, (bw, lat, pr) in enumerate(zip(xs, ys, rows["_p"], strict=True)):
+                if last is not None and abs(bw - last[0]) < 0.06 * xspan \
+                        and abs(lat - last[1]) < 0.06 * yspan:
                     continue
-                last = bw
-                ax.annotate(f"p={r['_p']:g}" if last == float(
-                    rows["nda.bandwidth_gbps.total"].iloc[0]) else f"{r['_p']:g}",
-                            (bw, r["latency_ns.read.mean"]), textcoords="offset points",
-                            xytext=(2, 4), fontsize=6, color=color)
+                last = (bw, lat)
+                ax.annotate(f"p={pr:g}" if k_ == 0 else f"{pr:g}", (bw, lat),
+                            textcoords="offset points", xytext=(2, 4), fontsize=6,
+                            color=color)
             alone = df[(df["_variant"] == NDA_BASELINE) & (df["_ranks"] == ranks) & at]
             if not alone.empty:
                 h = ax.axhline(float(alone["latency_ns.read.mean"].iloc[0]), color=color,
