@@ -160,7 +160,7 @@ def conservation_errors(log: pd.DataFrame, addr, is_write, mapping: AddressMappi
     """Why the command log does not serve every request exactly once, in its direction,
     at its decoded channel/rank/bank group/bank/row/column (empty list: it does). With
     near-data accelerators (``nda_cfg``, the config's nda section) the host's decoded
-    banks are those of its policy (bank_partition folds them) and the log's NDA rows are
+    banks are those of its layout (bank_partition folds them) and the log's NDA rows are
     left out."""
     s = mapping.spec
     d = mapping.decode(np.asarray(addr, np.int64))
