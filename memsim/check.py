@@ -2,8 +2,9 @@
 
 The checker is deliberately independent of the engine. Every rule is written out below,
 by name, straight from ``docs/reference/ddr4.md``; only the timing *numbers* come
-from :func:`memsim.dram.ddr4.resolve_timings` (the engine's constraint table is not
-used). A command log is a CSV (optionally ``.csv.gz``) with the columns
+from the config's resolved device (:mod:`memsim.dram.device`: the speed bin's timings
+with overrides, the ECC interface's numbers); the engine's constraint table is not
+used. A command log is a CSV (optionally ``.csv.gz``) with the columns
 ``cycle,channel,rank,bankgroup,bank,row,column,command``; further columns are ignored.
 
 How the check works. Most rules have the shape "a later command of kind Y must not

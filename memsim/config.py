@@ -24,6 +24,7 @@ import yaml
 
 from memsim import ecc as ecc_mod
 from memsim.dram import ddr4
+from memsim.dram import device as device_mod
 from memsim.dram import subbank as subbank_mod
 
 DEFAULT_PRESET = "ddr4_2400_x8_1ch1r"
@@ -409,12 +410,12 @@ def stale_timings(cfg: Config) -> tuple[str, dict[str, tuple[int, int]]] | None:
     d = cfg.dram
     if not d.timing:
         return None
-    chosen = ddr4.resolve_timings(d.speed, d.org, d.density_gbit)
+    chosen = device_mod.speed_bin_timings(d)
     differ = {k: v for k, v in d.timing.items() if k in chosen and v != chosen[k]}
     if len(differ) < STALE_TIMINGS_MIN:
         return None
     for other in ddr4.SPEED_BINS:
-        t = ddr4.resolve_timings(other, d.org, d.density_gbit)
+        t = device_mod.speed_bin_timings(d, other)
         if other != d.speed and all(t[k] == v for k, v in differ.items()):
             return other, {k: (v, chosen[k]) for k, v in differ.items()}
     return None
@@ -490,7 +491,7 @@ def _check_consistency(cfg: Config) -> None:
         raise ConfigError(
             f"controller.write_low_watermark: {c.write_low_watermark} must be below "
             f"controller.write_high_watermark ({c.write_high_watermark})")
-    known = set(ddr4.resolve_timings(cfg.dram.speed, cfg.dram.org, cfg.dram.density_gbit))
+    known = set(device_mod.speed_bin_timings(cfg.dram))
     if cfg.dram.subbank_scheme != "none":
         known |= set(subbank_mod.TIMING_NAMES)
     for name, value in cfg.dram.timing.items():
@@ -506,8 +507,7 @@ def _check_consistency(cfg: Config) -> None:
         if value >= INT_LIMIT:
             raise ConfigError(f"dram.timing.{name}: {value} cycles is out of range "
                               f"(expected below 2**{INT_LIMIT.bit_length() - 1})")
-    t = ddr4.resolve_timings(cfg.dram.speed, cfg.dram.org, cfg.dram.density_gbit,
-                             cfg.dram.timing)
+    t = device_mod.timings_in_effect(cfg.dram)
     _check_timings(t, cfg.dram.timing)
     if cfg.dram.subbank_scheme != "none":
         _check_subbank_timings(t, cfg.dram.timing)
@@ -541,7 +541,7 @@ def _check_consistency(cfg: Config) -> None:
                               "issue (expected a probability in (0, 1])")
         from memsim import nda
 
-        nda.check(cfg)
+        nda.check(cfg, device_mod.of(cfg))
         if cfg.dram.subbank_scheme != "none":
             raise ConfigError(f"nda.enabled: near-data accelerators with sub-banks "
                               f"(dram.subbank_scheme: {cfg.dram.subbank_scheme}) are not "
@@ -598,12 +598,12 @@ def _check_timings(t: dict, overridden: dict) -> None:
 
 
 def _check_subbank_timings(t: dict, overridden: dict) -> None:
-    """The sub-bank timings in effect within their ranges (subbank.TIMING_RANGES)."""
-    derived = subbank_mod.derive_timings(t, overridden)
+    """The sub-bank timings in effect (in ``t``) within their ranges
+    (subbank.TIMING_RANGES)."""
     for name, (low, high, why) in subbank_mod.TIMING_RANGES.items():
         lo = int(eval(low, {"__builtins__": {}}, dict(t)))  # noqa: S307
         hi = None if high is None else int(eval(high, {"__builtins__": {}}, dict(t)))  # noqa: S307
-        value = derived[name]
+        value = t[name]
         if value < lo or (hi is not None and value > hi):
             allowed = (f"{lo} to {high} = {hi} cycles" if hi is not None
                        else f"at least {lo} cycle{'s' * (lo != 1)}")
@@ -620,7 +620,7 @@ def _check_power(dram: DramConfig) -> None:
             unit = "V" if name == "VDD" else "mA"
             raise ConfigError(f"dram.power.{name}: expected a positive number ({unit}), got "
                               f"{value!r}")
-    p = ddr4.resolve_power(dram.speed, dram.org, dram.density_gbit, dram.power)
+    p = device_mod.power_in_effect(dram)
     # each command's current must exceed the standby current it is measured against,
     # or the command would give energy back
     for high, low in (("IDD0", "IDD3N"), ("IDD0", "IDD2N"), ("IDD4R", "IDD3N"),
@@ -769,12 +769,8 @@ def override_items(overrides) -> list[tuple[str, Any]]:
 
 def resolved_timings(cfg: Config) -> dict[str, int]:
     """Every DRAM timing in effect, in cycles: the speed bin's, with the overrides of
-    ``dram.timing`` applied."""
-    t = ddr4.resolve_timings(cfg.dram.speed, cfg.dram.org, cfg.dram.density_gbit,
-                             cfg.dram.timing)
-    if cfg.dram.subbank_scheme != "none":
-        t.update(subbank_mod.derive_timings(t, cfg.dram.timing))
-    return {k: int(v) for k, v in t.items() if k != "data_rate_mtps"}
+    ``dram.timing`` applied (memsim.dram.device.Device.resolved_timings)."""
+    return device_mod.of(cfg).resolved_timings()
 
 
 def export(cfg: Config) -> dict:
@@ -783,15 +779,14 @@ def export(cfg: Config) -> dict:
     the overridden ones only), and with an ECC scheme ``ecc.resolved``, its derived
     numbers. Derived: accepted as input only if they match."""
     data = cfg.to_dict()
-    data["dram"]["timing_resolved"] = resolved_timings(cfg)
+    dev = device_mod.of(cfg)
+    data["dram"]["timing_resolved"] = dev.resolved_timings()
     if cfg.ecc.scheme != "none":
-        data["ecc"]["resolved"] = resolved_ecc(cfg)
+        data["ecc"]["resolved"] = dev.resolved_ecc()
     return data
 
 
 def resolved_ecc(cfg: Config) -> dict:
     """The ECC scheme's derived numbers in effect (burst lengths, latencies, chips per
     rank, ...): memsim.ecc.Interface.resolved."""
-    t = ddr4.resolve_timings(cfg.dram.speed, cfg.dram.org, cfg.dram.density_gbit,
-                             cfg.dram.timing)
-    return ecc_mod.interface(cfg, t).resolved(t)
+    return device_mod.of(cfg).resolved_ecc()

@@ -279,13 +279,12 @@ class Interface:
         return out
 
 
-def interface(cfg, timings: dict | None = None) -> Interface:
+def interface(cfg, timings: dict) -> Interface:
     """Resolve ``cfg.ecc`` (with ``cfg.dram``) into an :class:`Interface`. ``timings``:
-    the device's resolved timings (default: resolved from ``cfg.dram``)."""
+    the device's timings in effect (memsim.dram.device resolves both; read
+    ``memsim.dram.device.of(cfg).ecc`` rather than calling this)."""
     e, d = cfg.ecc, cfg.dram
     s = SCHEMES[e.scheme]
-    if timings is None:
-        timings = ddr4.resolve_timings(d.speed, d.org, d.density_gbit, d.timing)
     tck = ddr4.tck_ns(timings)
     width = ddr4.ORGANISATIONS[d.org]["width"]
     chips = math.ceil(s.rank_bits / width) * (2 if s.lockstep else 1)

@@ -15,9 +15,10 @@ import numpy as np
 
 from memsim import ecc as ecc_mod
 from memsim.dram import ddr4
+from memsim.dram import device as device_mod
 from memsim.dram import subbank as subbank_mod
 
-STANDARDS = {"DDR4": ddr4}
+STANDARDS = device_mod.STANDARDS
 
 # Command ids (shared with the engine and the command log).
 CMD = {name: i for i, name in enumerate(ddr4.COMMANDS)}
@@ -94,6 +95,8 @@ class DeviceSpec:
     subbank_scheme: str = "none"
     power_window: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
     eruca: dict = field(default_factory=dict)  # the eruca section (scheme eruca only)
+    # the resolved device this spec was compiled from (memsim.dram.device)
+    device: device_mod.Device | None = None
 
     @property
     def units_per_bank(self) -> int:
@@ -139,18 +142,18 @@ def _eval_latency(expr: str, timings: dict, scale: int = 1) -> int:
 
 
 def build(cfg) -> DeviceSpec:
-    """Resolve ``cfg.dram`` and ``cfg.ecc`` into a :class:`DeviceSpec`."""
+    """Compile the config's :class:`memsim.dram.device.Device` (its dram and ecc
+    sections, resolved) into a :class:`DeviceSpec`."""
     d = cfg.dram
-    std = STANDARDS[d.standard]
-    org = std.ORGANISATIONS[d.org]
-    timings = std.resolve_timings(d.speed, d.org, d.density_gbit, d.timing)
-    scheme = d.subbank_scheme if d.subbanks_per_bank > 1 else "none"
+    dev = device_mod.of(cfg)
+    std = dev.std
+    org = dev.organisation
+    timings = dict(dev.timings)
+    scheme = dev.subbank_scheme
     eruca = dict(cfg.eruca.__dict__) if scheme == "eruca" else {}
-    if scheme != "none":
-        timings.update(subbank_mod.derive_timings(timings, d.timing))
-    iface = ecc_mod.interface(cfg, timings)
+    iface = dev.ecc
     # the ECC scheme's timings: read / write latency adders, tWR_CRC_DM, on-die RMW...
-    eff = iface.effective_timings(timings)
+    eff = dict(dev.effective_timings)
     scale = iface.time_scale
 
     def ticks(cycles) -> int:
@@ -184,8 +187,7 @@ def build(cfg) -> DeviceSpec:
         banks_per_group=org["banks_per_group"], rows=org["rows"][d.density_gbit],
         columns=org["columns"], device_width=org["width"],
         chips_per_rank=iface.chips_per_rank, timings=timings,
-        power=std.resolve_power(d.speed, d.org, d.density_gbit, d.power),
-        tck_ns=std.tck_ns(timings),
+        power=dict(dev.power), tck_ns=dev.tck_ns,
         burst_bytes=std.BURST_BYTES * lockstep, burst_cycles=burst_cycles,
         data_delay=data_delay,
         latency=latency, window_prev=w[:, 0].copy(), window_scope=w[:, 1].copy(),
@@ -194,7 +196,7 @@ def build(cfg) -> DeviceSpec:
         request_bytes=std.BURST_BYTES,
         subbanks_per_bank=d.subbanks_per_bank if scheme != "none" else 1,
         subbank_scheme=scheme, power_window=power, eruca=eruca,
-        nda_scopes=nda_scopes(std) if nda else (0, 0, 0, 0, 0),
+        nda_scopes=nda_scopes(std) if nda else (0, 0, 0, 0, 0), device=dev,
     )
 
 
