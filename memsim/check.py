@@ -69,6 +69,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from memsim.ecc import CheckerInterface
+
 # --------------------------------------------------------------------------------------
 # Commands and the names the rules use for groups of them
 # --------------------------------------------------------------------------------------
@@ -284,19 +286,9 @@ REFRESH_POSTPONE_LIMIT = 9  # JEDEC allows 8 postponed REFs: consecutive REFs <=
 ONDIE_RULE = Rule("tCCD_L_WR", BANKGROUP, WRITES, WRITES, "tCCD_L + tRMW")
 
 
-@dataclass(frozen=True)
-class Interface:
-    """What an ECC scheme changes on the interface, in cycles (``memsim.ecc`` resolves
-    it from a config: ``Interface.checker``). The default is plain DDR4."""
-
-    read_burst_cycles: float | None = None  # None: tBL
-    write_burst_cycles: float | None = None
-    read_latency_adder: int = 0  # RL = CL + this (PL; on-die ECC's decode)
-    write_latency_adder: int = 0  # WL = CWL + this (PL)
-    twr_adder: int = 0  # tWR_CRC_DM = tWR + this (and on-die ECC's tRMW)
-    twtr_s_adder: int = 0
-    twtr_l_adder: int = 0
-    tccd_l_wr_adder: int = 0  # on-die ECC's tRMW: rule tCCD_L_WR
+# What an ECC scheme changes on the interface, in cycles: memsim.ecc.CheckerInterface
+# (its Interface.checker resolves it from a config; the default is plain DDR4).
+Interface = CheckerInterface
 
 
 # --------------------------------------------------------------------------------------

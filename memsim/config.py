@@ -23,24 +23,17 @@ from typing import Any
 import yaml
 
 from memsim import ecc as ecc_mod
+from memsim import nda as nda_mod
 from memsim.dram import ddr4
 from memsim.dram import device as device_mod
 from memsim.dram import subbank as subbank_mod
+from memsim.errors import ConfigError, ConfigWarning
 
 DEFAULT_PRESET = "ddr4_2400_x8_1ch1r"
 # Integer config values (and timing overrides) must be below this in magnitude: the
 # engine keeps cycles and counts in int64 and adds them up, so a value must leave
 # headroom (2**40 cycles is over 15 minutes of DRAM time at 1.2 GHz).
 INT_LIMIT = 1 << 40
-
-
-class ConfigError(ValueError):
-    """A config key or value is wrong; the message names the key path."""
-
-
-class ConfigWarning(UserWarning):
-    """A config that loads but probably does not mean what it says (the message names
-    the key path); ``memsim`` prints it as ``memsim: warning: ...``."""
 
 
 def _choice(*options):
@@ -539,9 +532,7 @@ def _check_consistency(cfg: Config) -> None:
         if cfg.nda.write_issue_probability <= 0:
             raise ConfigError("nda.write_issue_probability: 0.0 would never let an NDA write "
                               "issue (expected a probability in (0, 1])")
-        from memsim import nda
-
-        nda.check(cfg, device_mod.of(cfg))
+        nda_mod.check(cfg, device_mod.of(cfg))
         if cfg.dram.subbank_scheme != "none":
             raise ConfigError(f"nda.enabled: near-data accelerators with sub-banks "
                               f"(dram.subbank_scheme: {cfg.dram.subbank_scheme}) are not "
@@ -790,3 +781,10 @@ def resolved_ecc(cfg: Config) -> dict:
     """The ECC scheme's derived numbers in effect (burst lengths, latencies, chips per
     rank, ...): memsim.ecc.Interface.resolved."""
     return device_mod.of(cfg).resolved_ecc()
+
+
+def without_nda(cfg: Config) -> Config:
+    """The same config with the near-data accelerators off (the host alone)."""
+    data = export(cfg)
+    data.pop("nda", None)
+    return load(data)

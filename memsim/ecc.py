@@ -160,6 +160,22 @@ def problems(cfg) -> list[str]:
 
 
 @dataclass(frozen=True)
+class CheckerInterface:
+    """What an ECC scheme changes on the interface, in cycles, as the protocol checker
+    (``memsim.check.Interface``) applies it to its own rules: :meth:`Interface.checker`
+    resolves it from a config. The default is plain DDR4."""
+
+    read_burst_cycles: float | None = None  # None: tBL
+    write_burst_cycles: float | None = None
+    read_latency_adder: int = 0  # RL = CL + this (PL; on-die ECC's decode)
+    write_latency_adder: int = 0  # WL = CWL + this (PL)
+    twr_adder: int = 0  # tWR_CRC_DM = tWR + this (and on-die ECC's tRMW)
+    twtr_s_adder: int = 0
+    twtr_l_adder: int = 0
+    tccd_l_wr_adder: int = 0  # on-die ECC's tRMW: rule tCCD_L_WR
+
+
+@dataclass(frozen=True)
 class Interface:
     """What a config's ECC scheme does to the interface, resolved to numbers (cycles)."""
 
@@ -239,10 +255,8 @@ class Interface:
 
     def checker(self, timings: dict):
         """The numbers the protocol checker applies to its own rules."""
-        from memsim.check import Interface as CheckInterface
-
         add = self.timing_adders()
-        return CheckInterface(
+        return CheckerInterface(
             read_burst_cycles=self.burst_cycles(timings["tBL"], False),
             write_burst_cycles=self.burst_cycles(timings["tBL"], True),
             read_latency_adder=self.device_read_adder_cycles,

@@ -54,8 +54,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memsim.config import ConfigError
 from memsim.dram import ddr4
+from memsim.errors import ConfigError
 
 # Kernels and what they move per element (a burst of each operand): reads, writes.
 KERNELS = {
@@ -374,15 +374,6 @@ def check(cfg, device) -> None:
                           f"whole {BURST_BYTES} B bursts over {geom.ranks} rank(s) (expected a "
                           f"multiple of {BURST_BYTES * geom.ranks})")
     layout(program(nda, geom), nda, geom)
-
-
-def without(cfg):
-    """The same config with the near-data accelerators off (the host alone)."""
-    from memsim import config as config_mod
-
-    data = config_mod.export(cfg)
-    data.pop("nda", None)
-    return config_mod.load(data)
 
 
 def draw(seed: int, rank: int, n: int) -> float:
