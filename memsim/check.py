@@ -261,9 +261,9 @@ def subbank_rules(cfg) -> SubbankRules | None:
     d = cfg.dram
     if d.subbank_scheme == "none" or d.subbanks_per_bank == 1:
         return None
-    from memsim.dram import ddr4
+    from memsim.dram import device
 
-    rows = ddr4.ORGANISATIONS[d.org]["rows"][d.density_gbit]
+    rows = device.of(cfg).rows
     row_bits = rows.bit_length() - 1 - (d.subbanks_per_bank.bit_length() - 1)
     if d.subbank_scheme != "eruca":
         return SubbankRules(d.subbanks_per_bank, d.subbank_scheme, row_bits)

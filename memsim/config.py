@@ -24,9 +24,9 @@ import yaml
 
 from memsim import ecc as ecc_mod
 from memsim import nda as nda_mod
-from memsim.dram import ddr4
 from memsim.dram import device as device_mod
 from memsim.dram import subbank as subbank_mod
+from memsim.dram.standards import STANDARDS
 from memsim.errors import ConfigError, ConfigWarning
 
 DEFAULT_PRESET = "ddr4_2400_x8_1ch1r"
@@ -40,12 +40,20 @@ def _choice(*options):
     return {"choices": options}
 
 
+# The choices of every standard (memsim.dram.standards); _check_standard checks that a
+# config's speed bin, organisation and density are its standard's.
+_SPEEDS = tuple(s for std in STANDARDS.values() for s in std.SPEED_BINS)
+_ORGS = tuple(dict.fromkeys(o for std in STANDARDS.values() for o in std.ORGANISATIONS))
+_DENSITIES = tuple(sorted({g for std in STANDARDS.values() for o in std.ORGANISATIONS.values()
+                           for g in o["rows"]}))
+
+
 @dataclass
 class DramConfig:
-    standard: str = field(default="DDR4", metadata=_choice("DDR4"))
-    speed: str = field(default="DDR4_2400R", metadata=_choice(*ddr4.SPEED_BINS))
-    org: str = field(default="x8", metadata=_choice(*ddr4.ORGANISATIONS))
-    density_gbit: int = field(default=8, metadata=_choice(4, 8, 16))
+    standard: str = field(default="DDR4", metadata=_choice(*STANDARDS))
+    speed: str = field(default="DDR4_2400R", metadata=_choice(*_SPEEDS))
+    org: str = field(default="x8", metadata=_choice(*_ORGS))
+    density_gbit: int = field(default=8, metadata=_choice(*_DENSITIES))
     channels: int = field(default=1, metadata={"min": 1, "max": 256})
     ranks: int = field(default=1, metadata={"min": 1, "max": 64})
     # Row-holding units below the bank (sub-arrays, sub-banks): a power of two; 1 is
@@ -407,7 +415,7 @@ def stale_timings(cfg: Config) -> tuple[str, dict[str, tuple[int, int]]] | None:
     differ = {k: v for k, v in d.timing.items() if k in chosen and v != chosen[k]}
     if len(differ) < STALE_TIMINGS_MIN:
         return None
-    for other in ddr4.SPEED_BINS:
+    for other in device_mod.standard(d).SPEED_BINS:
         t = device_mod.speed_bin_timings(d, other)
         if other != d.speed and all(t[k] == v for k, v in differ.items()):
             return other, {k: (v, chosen[k]) for k, v in differ.items()}
@@ -433,6 +441,7 @@ def _warn_stale_timings(cfg: Config) -> None:
 def _check_mechanisms(cfg: Config, data: dict) -> None:
     """A mechanism's keys only with the mechanism on."""
     d = cfg.dram
+    _check_standard(d)
     if d.subbanks_per_bank & (d.subbanks_per_bank - 1):
         raise ConfigError(f"dram.subbanks_per_bank: {d.subbanks_per_bank} is not a power of "
                           f"two (the sub-bank index is a field of address bits)")
@@ -443,7 +452,7 @@ def _check_mechanisms(cfg: Config, data: dict) -> None:
     if d.subbank_scheme != "none" and d.subbanks_per_bank == 1:
         raise ConfigError(f"dram.subbank_scheme: {d.subbank_scheme!r} needs "
                           f"dram.subbanks_per_bank of 2 or more (got 1)")
-    rows = ddr4.ORGANISATIONS[d.org]["rows"][d.density_gbit]
+    rows = device_mod.standard(d).ORGANISATIONS[d.org]["rows"][d.density_gbit]
     if d.subbanks_per_bank > rows // 2:
         raise ConfigError(f"dram.subbanks_per_bank: {d.subbanks_per_bank} sub-banks exceed "
                           f"what the {rows.bit_length() - 1} row bits of a {d.org} "
@@ -476,6 +485,20 @@ def _check_mechanisms(cfg: Config, data: dict) -> None:
                               f"above 0 (an ACT's share of tRRD and the tFAW window)")
 
 
+def _check_standard(d: DramConfig) -> None:
+    """The speed bin, organisation and density belong to dram.standard."""
+    std = device_mod.standard(d)
+    for key, value, known in (("speed", d.speed, std.SPEED_BINS),
+                              ("org", d.org, std.ORGANISATIONS)):
+        if value not in known:
+            raise ConfigError(f"dram.{key}: {value!r} is not a {d.standard} {key} (expected "
+                              f"one of: {', '.join(known)})")
+    densities = std.ORGANISATIONS[d.org]["rows"]
+    if d.density_gbit not in densities:
+        raise ConfigError(f"dram.density_gbit: {d.density_gbit} is not a {d.standard} "
+                          f"density (expected one of: {', '.join(map(str, densities))})")
+
+
 def _check_consistency(cfg: Config) -> None:
     """Rules that involve more than one key."""
     _check_front_end(cfg)
@@ -501,7 +524,7 @@ def _check_consistency(cfg: Config) -> None:
             raise ConfigError(f"dram.timing.{name}: {value} cycles is out of range "
                               f"(expected below 2**{INT_LIMIT.bit_length() - 1})")
     t = device_mod.timings_in_effect(cfg.dram)
-    _check_timings(t, cfg.dram.timing)
+    _check_timings(device_mod.standard(cfg.dram), t, cfg.dram.timing)
     if cfg.dram.subbank_scheme != "none":
         _check_subbank_timings(t, cfg.dram.timing)
     _check_power(cfg.dram)
@@ -555,34 +578,16 @@ def _check_front_end(cfg: Config) -> None:
             raise ConfigError(f"core.{f.name}: {why}")
 
 
-# Timings no device has at 0 cycles (tRTRS, the rank switch gap, may be 0).
-_POSITIVE_TIMINGS = ("CL", "CWL", "tRCD", "tRP", "tRAS", "tRC", "tBL", "tCCD_S", "tCCD_L",
-                     "tRRD_S", "tRRD_L", "tFAW", "tWTR_S", "tWTR_L", "tRTP", "tWR", "tRFC",
-                     "tREFI")
-# (shorter, longer, why): pairs of timings whose order every DDR4 device obeys. tRC <
-# tRAS + tRP is allowed: the tRAS lock-out of the precharge covers it.
-_ORDERED_TIMINGS = (
-    ("tRCD", "tRAS", "a row must stay open until it can be read (tRAS >= tRCD)"),
-    ("tBL", "tCCD_S", "back-to-back bursts would overlap on the data bus (tCCD_S >= tBL)"),
-    ("tCCD_S", "tCCD_L", "the same bank group is never faster than another (tCCD_L >= "
-     "tCCD_S)"),
-    ("tRRD_S", "tRRD_L", "the same bank group is never faster than another (tRRD_L >= "
-     "tRRD_S)"),
-    ("tWTR_S", "tWTR_L", "the same bank group is never faster than another (tWTR_L >= "
-     "tWTR_S)"),
-)
-
-
-def _check_timings(t: dict, overridden: dict) -> None:
+def _check_timings(std, t: dict, overridden: dict) -> None:
     """Reject timings that no device can have, naming the overridden key(s) at fault."""
     def key(*names):
         names = [n for n in names if n in overridden] or list(names)
         return " / ".join(f"dram.timing.{n}" for n in names)
 
-    for name in _POSITIVE_TIMINGS:
+    for name in std.POSITIVE_TIMINGS:
         if t[name] < 1:
             raise ConfigError(f"{key(name)}: {t[name]} cycles; expected at least 1")
-    for short, long_, why in _ORDERED_TIMINGS:
+    for short, long_, why in std.ORDERED_TIMINGS:
         if t[long_] < t[short]:
             raise ConfigError(f"{key(short, long_)}: {long_} = {t[long_]} is below "
                               f"{short} = {t[short]} cycles; {why}")
@@ -604,9 +609,10 @@ def _check_subbank_timings(t: dict, overridden: dict) -> None:
 
 def _check_power(dram: DramConfig) -> None:
     for name, value in dram.power.items():
-        if name not in ddr4.POWER_NAMES:
+        names = device_mod.standard(dram).POWER_NAMES
+        if name not in names:
             raise ConfigError(f"dram.power.{name}: unknown power parameter (expected one "
-                              f"of: {', '.join(ddr4.POWER_NAMES)})")
+                              f"of: {', '.join(names)})")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
             unit = "V" if name == "VDD" else "mA"
             raise ConfigError(f"dram.power.{name}: expected a positive number ({unit}), got "

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memsim.dram import ddr4
+from memsim.dram.standards import STANDARDS
 
 # --------------------------------------------------------------------------------------
 # The schemes
@@ -299,13 +300,14 @@ def interface(cfg, timings: dict) -> Interface:
     ``memsim.dram.device.of(cfg).ecc`` rather than calling this)."""
     e, d = cfg.ecc, cfg.dram
     s = SCHEMES[e.scheme]
-    tck = ddr4.tck_ns(timings)
-    width = ddr4.ORGANISATIONS[d.org]["width"]
+    std = STANDARDS[d.standard]
+    tck = std.tck_ns(timings)
+    width = std.ORGANISATIONS[d.org]["width"]
     chips = math.ceil(s.rank_bits / width) * (2 if s.lockstep else 1)
     crc_dm = bool(e.crc_data_mask) if s.write_crc else False
     adder = 0
     if crc_dm:
-        a = ddr4.WRITE_CRC_DM_ADDER
+        a = std.WRITE_CRC_DM_ADDER
         adder = max(a["nck"], math.ceil(round(a["ns"] / tck, 9)))
     write_beats = s.write_extra_beats
     read_beats = s.read_extra_beats
@@ -314,7 +316,7 @@ def interface(cfg, timings: dict) -> Interface:
     pl = 0
     if s.ca_parity:
         pl = e.parity_latency_cycles if e.parity_latency_cycles is not None \
-            else ddr4.PARITY_LATENCY[d.speed]
+            else std.PARITY_LATENCY[d.speed]
     rmw = 0
     if s.ondie:
         rmw = e.ondie_rmw_cycles if e.ondie_rmw_cycles is not None else timings["tCCD_L"]

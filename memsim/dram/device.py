@@ -13,8 +13,8 @@ validation and the protocol checker read it directly. Nothing else resolves a sp
 bin.
 
 The standard itself is data: a module shaped like :mod:`memsim.dram.ddr4`, registered
-in :data:`STANDARDS` under the name ``dram.standard`` gives. ``docs/reference/layout.md``
-follows a config from YAML to the compiled tables.
+in :data:`memsim.dram.standards.STANDARDS` under the name ``dram.standard`` gives.
+``docs/reference/layout.md`` follows a config from YAML to the compiled tables.
 """
 
 from __future__ import annotations
@@ -24,12 +24,8 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from memsim import ecc as ecc_mod
-from memsim.dram import ddr4
 from memsim.dram import subbank as subbank_mod
-
-# dram.standard -> the module holding the standard as data (organisations, speed bins,
-# the constraint table, power).
-STANDARDS: dict[str, ModuleType] = {ddr4.NAME: ddr4}
+from memsim.dram.standards import STANDARDS
 
 # Where a timing in effect comes from (Device.timing_source).
 FROM_SPEED_BIN = "speed bin"  # the speed-bin table (and the standard's common timings)
@@ -38,7 +34,7 @@ FROM_DERIVED = "derived"  # an expression over the others (sub-bank timings)
 
 
 def standard(dram) -> ModuleType:
-    """The data module of ``dram.standard``."""
+    """The data module of ``dram.standard`` (memsim.dram.standards)."""
     return STANDARDS[dram.standard]
 
 
