@@ -2,8 +2,9 @@
 
 The checker is deliberately independent of the engine. Every rule is written out below,
 by name, straight from ``docs/reference/ddr4.md``; only the timing *numbers* come
-from :func:`memsim.dram.ddr4.resolve_timings` (the engine's constraint table is not
-used). A command log is a CSV (optionally ``.csv.gz``) with the columns
+from the config's resolved device (:mod:`memsim.dram.device`: the speed bin's timings
+with overrides, the ECC interface's numbers); the engine's constraint table is not
+used. A command log is a CSV (optionally ``.csv.gz``) with the columns
 ``cycle,channel,rank,bankgroup,bank,row,column,command``; further columns are ignored.
 
 How the check works. Most rules have the shape "a later command of kind Y must not
@@ -67,6 +68,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+from memsim.ecc import CheckerInterface
 
 # --------------------------------------------------------------------------------------
 # Commands and the names the rules use for groups of them
@@ -258,9 +261,9 @@ def subbank_rules(cfg) -> SubbankRules | None:
     d = cfg.dram
     if d.subbank_scheme == "none" or d.subbanks_per_bank == 1:
         return None
-    from memsim.dram import ddr4
+    from memsim.dram import device
 
-    rows = ddr4.ORGANISATIONS[d.org]["rows"][d.density_gbit]
+    rows = device.of(cfg).rows
     row_bits = rows.bit_length() - 1 - (d.subbanks_per_bank.bit_length() - 1)
     if d.subbank_scheme != "eruca":
         return SubbankRules(d.subbanks_per_bank, d.subbank_scheme, row_bits)
@@ -283,19 +286,9 @@ REFRESH_POSTPONE_LIMIT = 9  # JEDEC allows 8 postponed REFs: consecutive REFs <=
 ONDIE_RULE = Rule("tCCD_L_WR", BANKGROUP, WRITES, WRITES, "tCCD_L + tRMW")
 
 
-@dataclass(frozen=True)
-class Interface:
-    """What an ECC scheme changes on the interface, in cycles (``memsim.ecc`` resolves
-    it from a config: ``Interface.checker``). The default is plain DDR4."""
-
-    read_burst_cycles: float | None = None  # None: tBL
-    write_burst_cycles: float | None = None
-    read_latency_adder: int = 0  # RL = CL + this (PL; on-die ECC's decode)
-    write_latency_adder: int = 0  # WL = CWL + this (PL)
-    twr_adder: int = 0  # tWR_CRC_DM = tWR + this (and on-die ECC's tRMW)
-    twtr_s_adder: int = 0
-    twtr_l_adder: int = 0
-    tccd_l_wr_adder: int = 0  # on-die ECC's tRMW: rule tCCD_L_WR
+# What an ECC scheme changes on the interface, in cycles: memsim.ecc.CheckerInterface
+# (its Interface.checker resolves it from a config; the default is plain DDR4).
+Interface = CheckerInterface
 
 
 # --------------------------------------------------------------------------------------

@@ -187,12 +187,13 @@ def cmd_run(args) -> int:
 
 def _checker(path, cfg, keep: int):
     from memsim import check
-    from memsim.dram import spec as spec_mod
+    from memsim.dram import device as device_mod
 
-    spec = spec_mod.build(cfg)
-    return check.check_log(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
-                           spec.banks_per_group, keep=keep, refresh=cfg.dram.refresh,
-                           interface=spec.ecc.checker(spec.timings),
+    dev = device_mod.of(cfg)  # the checker's numbers; its rules are its own
+    org = dev.organisation
+    return check.check_log(path, dict(dev.timings), dev.channels // dev.lockstep, dev.ranks,
+                           org["bankgroups"], org["banks_per_group"], keep=keep,
+                           refresh=cfg.dram.refresh, interface=dev.ecc.checker(dev.timings),
                            subbank=check.subbank_rules(cfg), modules=check.modules_of(cfg))
 
 
@@ -257,17 +258,20 @@ def show_config(cfg) -> str:
     holds the overrides only, so a saved config still follows ``dram.speed`` when a
     sweep changes it; every timing in effect (cycles) is listed below it as comments,
     those that differ from the speed bin's marked."""
+    from memsim.dram import device as device_mod
+
     data = cfg.to_dict()
     overridden = dict(data["dram"]["timing"])
-    resolved = config_mod.resolved_timings(cfg)
-    stock = config_mod.resolved_timings(
-        config_mod.from_dict({**data, "dram": {**data["dram"], "timing": {}}}))
+    dev = device_mod.of(cfg)
+    resolved = dev.resolved_timings()
+    stock = dev.stock_timings
     d = cfg.dram
     listing = [f"  # timings in effect (cycles; {d.speed} {d.org} {d.density_gbit} Gb"
                f"{' with dram.timing' if overridden else ''}), for reference only:"]
     for name, value in resolved.items():
         mark = (f"  # overridden (speed bin: {stock[name]})"
-                if name in overridden and overridden[name] != stock.get(name) else "")
+                if dev.timing_source[name] == device_mod.FROM_OVERRIDE
+                and overridden[name] != stock.get(name) else "")
         listing.append(f"  #   {name}: {value}{mark}")
     lines = yaml.safe_dump(data, sort_keys=False).splitlines()
     out = []

@@ -23,8 +23,11 @@ from typing import Any
 import yaml
 
 from memsim import ecc as ecc_mod
-from memsim.dram import ddr4
+from memsim import nda as nda_mod
+from memsim.dram import device as device_mod
 from memsim.dram import subbank as subbank_mod
+from memsim.dram.standards import STANDARDS
+from memsim.errors import ConfigError, ConfigWarning
 
 DEFAULT_PRESET = "ddr4_2400_x8_1ch1r"
 # Integer config values (and timing overrides) must be below this in magnitude: the
@@ -33,25 +36,24 @@ DEFAULT_PRESET = "ddr4_2400_x8_1ch1r"
 INT_LIMIT = 1 << 40
 
 
-class ConfigError(ValueError):
-    """A config key or value is wrong; the message names the key path."""
-
-
-class ConfigWarning(UserWarning):
-    """A config that loads but probably does not mean what it says (the message names
-    the key path); ``memsim`` prints it as ``memsim: warning: ...``."""
-
-
 def _choice(*options):
     return {"choices": options}
 
 
+# The choices of every standard (memsim.dram.standards); _check_standard checks that a
+# config's speed bin, organisation and density are its standard's.
+_SPEEDS = tuple(s for std in STANDARDS.values() for s in std.SPEED_BINS)
+_ORGS = tuple(dict.fromkeys(o for std in STANDARDS.values() for o in std.ORGANISATIONS))
+_DENSITIES = tuple(sorted({g for std in STANDARDS.values() for o in std.ORGANISATIONS.values()
+                           for g in o["rows"]}))
+
+
 @dataclass
 class DramConfig:
-    standard: str = field(default="DDR4", metadata=_choice("DDR4"))
-    speed: str = field(default="DDR4_2400R", metadata=_choice(*ddr4.SPEED_BINS))
-    org: str = field(default="x8", metadata=_choice(*ddr4.ORGANISATIONS))
-    density_gbit: int = field(default=8, metadata=_choice(4, 8, 16))
+    standard: str = field(default="DDR4", metadata=_choice(*STANDARDS))
+    speed: str = field(default="DDR4_2400R", metadata=_choice(*_SPEEDS))
+    org: str = field(default="x8", metadata=_choice(*_ORGS))
+    density_gbit: int = field(default=8, metadata=_choice(*_DENSITIES))
     channels: int = field(default=1, metadata={"min": 1, "max": 256})
     ranks: int = field(default=1, metadata={"min": 1, "max": 64})
     # Row-holding units below the bank (sub-arrays, sub-banks): a power of two; 1 is
@@ -409,12 +411,12 @@ def stale_timings(cfg: Config) -> tuple[str, dict[str, tuple[int, int]]] | None:
     d = cfg.dram
     if not d.timing:
         return None
-    chosen = ddr4.resolve_timings(d.speed, d.org, d.density_gbit)
+    chosen = device_mod.speed_bin_timings(d)
     differ = {k: v for k, v in d.timing.items() if k in chosen and v != chosen[k]}
     if len(differ) < STALE_TIMINGS_MIN:
         return None
-    for other in ddr4.SPEED_BINS:
-        t = ddr4.resolve_timings(other, d.org, d.density_gbit)
+    for other in device_mod.standard(d).SPEED_BINS:
+        t = device_mod.speed_bin_timings(d, other)
         if other != d.speed and all(t[k] == v for k, v in differ.items()):
             return other, {k: (v, chosen[k]) for k, v in differ.items()}
     return None
@@ -439,6 +441,7 @@ def _warn_stale_timings(cfg: Config) -> None:
 def _check_mechanisms(cfg: Config, data: dict) -> None:
     """A mechanism's keys only with the mechanism on."""
     d = cfg.dram
+    _check_standard(d)
     if d.subbanks_per_bank & (d.subbanks_per_bank - 1):
         raise ConfigError(f"dram.subbanks_per_bank: {d.subbanks_per_bank} is not a power of "
                           f"two (the sub-bank index is a field of address bits)")
@@ -449,7 +452,7 @@ def _check_mechanisms(cfg: Config, data: dict) -> None:
     if d.subbank_scheme != "none" and d.subbanks_per_bank == 1:
         raise ConfigError(f"dram.subbank_scheme: {d.subbank_scheme!r} needs "
                           f"dram.subbanks_per_bank of 2 or more (got 1)")
-    rows = ddr4.ORGANISATIONS[d.org]["rows"][d.density_gbit]
+    rows = device_mod.standard(d).ORGANISATIONS[d.org]["rows"][d.density_gbit]
     if d.subbanks_per_bank > rows // 2:
         raise ConfigError(f"dram.subbanks_per_bank: {d.subbanks_per_bank} sub-banks exceed "
                           f"what the {rows.bit_length() - 1} row bits of a {d.org} "
@@ -482,6 +485,20 @@ def _check_mechanisms(cfg: Config, data: dict) -> None:
                               f"above 0 (an ACT's share of tRRD and the tFAW window)")
 
 
+def _check_standard(d: DramConfig) -> None:
+    """The speed bin, organisation and density belong to dram.standard."""
+    std = device_mod.standard(d)
+    for key, value, known in (("speed", d.speed, std.SPEED_BINS),
+                              ("org", d.org, std.ORGANISATIONS)):
+        if value not in known:
+            raise ConfigError(f"dram.{key}: {value!r} is not a {d.standard} {key} (expected "
+                              f"one of: {', '.join(known)})")
+    densities = std.ORGANISATIONS[d.org]["rows"]
+    if d.density_gbit not in densities:
+        raise ConfigError(f"dram.density_gbit: {d.density_gbit} is not a {d.standard} "
+                          f"density (expected one of: {', '.join(map(str, densities))})")
+
+
 def _check_consistency(cfg: Config) -> None:
     """Rules that involve more than one key."""
     _check_front_end(cfg)
@@ -490,7 +507,7 @@ def _check_consistency(cfg: Config) -> None:
         raise ConfigError(
             f"controller.write_low_watermark: {c.write_low_watermark} must be below "
             f"controller.write_high_watermark ({c.write_high_watermark})")
-    known = set(ddr4.resolve_timings(cfg.dram.speed, cfg.dram.org, cfg.dram.density_gbit))
+    known = set(device_mod.speed_bin_timings(cfg.dram))
     if cfg.dram.subbank_scheme != "none":
         known |= set(subbank_mod.TIMING_NAMES)
     for name, value in cfg.dram.timing.items():
@@ -506,9 +523,8 @@ def _check_consistency(cfg: Config) -> None:
         if value >= INT_LIMIT:
             raise ConfigError(f"dram.timing.{name}: {value} cycles is out of range "
                               f"(expected below 2**{INT_LIMIT.bit_length() - 1})")
-    t = ddr4.resolve_timings(cfg.dram.speed, cfg.dram.org, cfg.dram.density_gbit,
-                             cfg.dram.timing)
-    _check_timings(t, cfg.dram.timing)
+    t = device_mod.timings_in_effect(cfg.dram)
+    _check_timings(device_mod.standard(cfg.dram), t, cfg.dram.timing)
     if cfg.dram.subbank_scheme != "none":
         _check_subbank_timings(t, cfg.dram.timing)
     _check_power(cfg.dram)
@@ -539,9 +555,7 @@ def _check_consistency(cfg: Config) -> None:
         if cfg.nda.write_issue_probability <= 0:
             raise ConfigError("nda.write_issue_probability: 0.0 would never let an NDA write "
                               "issue (expected a probability in (0, 1])")
-        from memsim import nda
-
-        nda.check(cfg)
+        nda_mod.check(cfg, device_mod.of(cfg))
         if cfg.dram.subbank_scheme != "none":
             raise ConfigError(f"nda.enabled: near-data accelerators with sub-banks "
                               f"(dram.subbank_scheme: {cfg.dram.subbank_scheme}) are not "
@@ -564,46 +578,28 @@ def _check_front_end(cfg: Config) -> None:
             raise ConfigError(f"core.{f.name}: {why}")
 
 
-# Timings no device has at 0 cycles (tRTRS, the rank switch gap, may be 0).
-_POSITIVE_TIMINGS = ("CL", "CWL", "tRCD", "tRP", "tRAS", "tRC", "tBL", "tCCD_S", "tCCD_L",
-                     "tRRD_S", "tRRD_L", "tFAW", "tWTR_S", "tWTR_L", "tRTP", "tWR", "tRFC",
-                     "tREFI")
-# (shorter, longer, why): pairs of timings whose order every DDR4 device obeys. tRC <
-# tRAS + tRP is allowed: the tRAS lock-out of the precharge covers it.
-_ORDERED_TIMINGS = (
-    ("tRCD", "tRAS", "a row must stay open until it can be read (tRAS >= tRCD)"),
-    ("tBL", "tCCD_S", "back-to-back bursts would overlap on the data bus (tCCD_S >= tBL)"),
-    ("tCCD_S", "tCCD_L", "the same bank group is never faster than another (tCCD_L >= "
-     "tCCD_S)"),
-    ("tRRD_S", "tRRD_L", "the same bank group is never faster than another (tRRD_L >= "
-     "tRRD_S)"),
-    ("tWTR_S", "tWTR_L", "the same bank group is never faster than another (tWTR_L >= "
-     "tWTR_S)"),
-)
-
-
-def _check_timings(t: dict, overridden: dict) -> None:
+def _check_timings(std, t: dict, overridden: dict) -> None:
     """Reject timings that no device can have, naming the overridden key(s) at fault."""
     def key(*names):
         names = [n for n in names if n in overridden] or list(names)
         return " / ".join(f"dram.timing.{n}" for n in names)
 
-    for name in _POSITIVE_TIMINGS:
+    for name in std.POSITIVE_TIMINGS:
         if t[name] < 1:
             raise ConfigError(f"{key(name)}: {t[name]} cycles; expected at least 1")
-    for short, long_, why in _ORDERED_TIMINGS:
+    for short, long_, why in std.ORDERED_TIMINGS:
         if t[long_] < t[short]:
             raise ConfigError(f"{key(short, long_)}: {long_} = {t[long_]} is below "
                               f"{short} = {t[short]} cycles; {why}")
 
 
 def _check_subbank_timings(t: dict, overridden: dict) -> None:
-    """The sub-bank timings in effect within their ranges (subbank.TIMING_RANGES)."""
-    derived = subbank_mod.derive_timings(t, overridden)
+    """The sub-bank timings in effect (in ``t``) within their ranges
+    (subbank.TIMING_RANGES)."""
     for name, (low, high, why) in subbank_mod.TIMING_RANGES.items():
         lo = int(eval(low, {"__builtins__": {}}, dict(t)))  # noqa: S307
         hi = None if high is None else int(eval(high, {"__builtins__": {}}, dict(t)))  # noqa: S307
-        value = derived[name]
+        value = t[name]
         if value < lo or (hi is not None and value > hi):
             allowed = (f"{lo} to {high} = {hi} cycles" if hi is not None
                        else f"at least {lo} cycle{'s' * (lo != 1)}")
@@ -613,14 +609,15 @@ def _check_subbank_timings(t: dict, overridden: dict) -> None:
 
 def _check_power(dram: DramConfig) -> None:
     for name, value in dram.power.items():
-        if name not in ddr4.POWER_NAMES:
+        names = device_mod.standard(dram).POWER_NAMES
+        if name not in names:
             raise ConfigError(f"dram.power.{name}: unknown power parameter (expected one "
-                              f"of: {', '.join(ddr4.POWER_NAMES)})")
+                              f"of: {', '.join(names)})")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
             unit = "V" if name == "VDD" else "mA"
             raise ConfigError(f"dram.power.{name}: expected a positive number ({unit}), got "
                               f"{value!r}")
-    p = ddr4.resolve_power(dram.speed, dram.org, dram.density_gbit, dram.power)
+    p = device_mod.power_in_effect(dram)
     # each command's current must exceed the standby current it is measured against,
     # or the command would give energy back
     for high, low in (("IDD0", "IDD3N"), ("IDD0", "IDD2N"), ("IDD4R", "IDD3N"),
@@ -769,12 +766,8 @@ def override_items(overrides) -> list[tuple[str, Any]]:
 
 def resolved_timings(cfg: Config) -> dict[str, int]:
     """Every DRAM timing in effect, in cycles: the speed bin's, with the overrides of
-    ``dram.timing`` applied."""
-    t = ddr4.resolve_timings(cfg.dram.speed, cfg.dram.org, cfg.dram.density_gbit,
-                             cfg.dram.timing)
-    if cfg.dram.subbank_scheme != "none":
-        t.update(subbank_mod.derive_timings(t, cfg.dram.timing))
-    return {k: int(v) for k, v in t.items() if k != "data_rate_mtps"}
+    ``dram.timing`` applied (memsim.dram.device.Device.resolved_timings)."""
+    return device_mod.of(cfg).resolved_timings()
 
 
 def export(cfg: Config) -> dict:
@@ -783,15 +776,21 @@ def export(cfg: Config) -> dict:
     the overridden ones only), and with an ECC scheme ``ecc.resolved``, its derived
     numbers. Derived: accepted as input only if they match."""
     data = cfg.to_dict()
-    data["dram"]["timing_resolved"] = resolved_timings(cfg)
+    dev = device_mod.of(cfg)
+    data["dram"]["timing_resolved"] = dev.resolved_timings()
     if cfg.ecc.scheme != "none":
-        data["ecc"]["resolved"] = resolved_ecc(cfg)
+        data["ecc"]["resolved"] = dev.resolved_ecc()
     return data
 
 
 def resolved_ecc(cfg: Config) -> dict:
     """The ECC scheme's derived numbers in effect (burst lengths, latencies, chips per
     rank, ...): memsim.ecc.Interface.resolved."""
-    t = ddr4.resolve_timings(cfg.dram.speed, cfg.dram.org, cfg.dram.density_gbit,
-                             cfg.dram.timing)
-    return ecc_mod.interface(cfg, t).resolved(t)
+    return device_mod.of(cfg).resolved_ecc()
+
+
+def without_nda(cfg: Config) -> Config:
+    """The same config with the near-data accelerators off (the host alone)."""
+    data = export(cfg)
+    data.pop("nda", None)
+    return load(data)

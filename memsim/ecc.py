@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memsim.dram import ddr4
+from memsim.dram.standards import STANDARDS
 
 # --------------------------------------------------------------------------------------
 # The schemes
@@ -160,6 +161,22 @@ def problems(cfg) -> list[str]:
 
 
 @dataclass(frozen=True)
+class CheckerInterface:
+    """What an ECC scheme changes on the interface, in cycles, as the protocol checker
+    (``memsim.check.Interface``) applies it to its own rules: :meth:`Interface.checker`
+    resolves it from a config. The default is plain DDR4."""
+
+    read_burst_cycles: float | None = None  # None: tBL
+    write_burst_cycles: float | None = None
+    read_latency_adder: int = 0  # RL = CL + this (PL; on-die ECC's decode)
+    write_latency_adder: int = 0  # WL = CWL + this (PL)
+    twr_adder: int = 0  # tWR_CRC_DM = tWR + this (and on-die ECC's tRMW)
+    twtr_s_adder: int = 0
+    twtr_l_adder: int = 0
+    tccd_l_wr_adder: int = 0  # on-die ECC's tRMW: rule tCCD_L_WR
+
+
+@dataclass(frozen=True)
 class Interface:
     """What a config's ECC scheme does to the interface, resolved to numbers (cycles)."""
 
@@ -239,10 +256,8 @@ class Interface:
 
     def checker(self, timings: dict):
         """The numbers the protocol checker applies to its own rules."""
-        from memsim.check import Interface as CheckInterface
-
         add = self.timing_adders()
-        return CheckInterface(
+        return CheckerInterface(
             read_burst_cycles=self.burst_cycles(timings["tBL"], False),
             write_burst_cycles=self.burst_cycles(timings["tBL"], True),
             read_latency_adder=self.device_read_adder_cycles,
@@ -279,20 +294,20 @@ class Interface:
         return out
 
 
-def interface(cfg, timings: dict | None = None) -> Interface:
+def interface(cfg, timings: dict) -> Interface:
     """Resolve ``cfg.ecc`` (with ``cfg.dram``) into an :class:`Interface`. ``timings``:
-    the device's resolved timings (default: resolved from ``cfg.dram``)."""
+    the device's timings in effect (memsim.dram.device resolves both; read
+    ``memsim.dram.device.of(cfg).ecc`` rather than calling this)."""
     e, d = cfg.ecc, cfg.dram
     s = SCHEMES[e.scheme]
-    if timings is None:
-        timings = ddr4.resolve_timings(d.speed, d.org, d.density_gbit, d.timing)
-    tck = ddr4.tck_ns(timings)
-    width = ddr4.ORGANISATIONS[d.org]["width"]
+    std = STANDARDS[d.standard]
+    tck = std.tck_ns(timings)
+    width = std.ORGANISATIONS[d.org]["width"]
     chips = math.ceil(s.rank_bits / width) * (2 if s.lockstep else 1)
     crc_dm = bool(e.crc_data_mask) if s.write_crc else False
     adder = 0
     if crc_dm:
-        a = ddr4.WRITE_CRC_DM_ADDER
+        a = std.WRITE_CRC_DM_ADDER
         adder = max(a["nck"], math.ceil(round(a["ns"] / tck, 9)))
     write_beats = s.write_extra_beats
     read_beats = s.read_extra_beats
@@ -301,7 +316,7 @@ def interface(cfg, timings: dict | None = None) -> Interface:
     pl = 0
     if s.ca_parity:
         pl = e.parity_latency_cycles if e.parity_latency_cycles is not None \
-            else ddr4.PARITY_LATENCY[d.speed]
+            else std.PARITY_LATENCY[d.speed]
     rmw = 0
     if s.ondie:
         rmw = e.ondie_rmw_cycles if e.ondie_rmw_cycles is not None else timings["tCCD_L"]

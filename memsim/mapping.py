@@ -29,8 +29,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memsim.dram.ddr4 import BURST_LENGTH
-
 FIELD_NAMES = {"ch": "channel", "ra": "rank", "bg": "bank group", "ba": "bank",
                "sb": "sub-bank", "ro": "row", "co": "column"}
 
@@ -60,6 +58,7 @@ class AddressMapping:
         self.order = order
         self.xor_bank = xor_bank
         self.subbanks = getattr(spec, "subbanks_per_bank", 1)
+        self.burst_length = spec.burst_length  # DRAM columns per burst
         self.row_permutation = row_permutation and self.subbanks > 1
         fields = order.split("-")
         sb_bits = _bits(self.subbanks, "sub-banks per bank")
@@ -158,7 +157,7 @@ class AddressMapping:
         if self.subbanks > 1:
             bank *= self.subbanks
             bank += sb
-        co *= BURST_LENGTH
+        co *= self.burst_length
         return Decoded(bank=bank, row=ro, column=co)
 
     def encode(self, channel=0, rank=0, bankgroup=0, bank=0, row=0, column=0, subbank=0):
@@ -177,7 +176,7 @@ class AddressMapping:
             bankgroup = np.asarray(bankgroup) ^ (
                 (row >> self.widths["ba"]) & (self.spec.bankgroups - 1))
         values = {"ch": channel, "ra": rank, "bg": bankgroup, "ba": bank, "ro": row,
-                  "co": np.asarray(column, dtype=np.int64) // BURST_LENGTH}
+                  "co": np.asarray(column, dtype=np.int64) // self.burst_length}
         if self.sb_field:
             values["sb"] = subbank
         addr = np.zeros_like(row, dtype=np.int64)

@@ -257,9 +257,7 @@ def alone_ipcs(cfg, traces: list[CoreTrace], cache_dir=None, tick: bool = False,
     and target; without near-data accelerators). ``cache_dir``: results kept as
     ``<key>.json`` there and reused."""
     if cfg.nda.enabled:
-        from memsim import nda
-
-        cfg = nda.without(cfg)
+        cfg = config_mod.without_nda(cfg)
     alone_cfg = config_mod.load(cfg, [("frontend.translation", "none"),
                                       ("frontend.cores", [])])
     out = []

@@ -54,8 +54,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memsim.config import ConfigError
 from memsim.dram import ddr4
+from memsim.errors import ConfigError
 
 # Kernels and what they move per element (a burst of each operand): reads, writes.
 KERNELS = {
@@ -328,13 +328,11 @@ def host_remap(bank: np.ndarray, row: np.ndarray, geom: Geometry, nda):
     return bank - within + new_within, (row * fold + slot // h) % geom.rows
 
 
-def check(cfg) -> None:
+def check(cfg, device) -> None:
     """Rules of the nda section that involve the rest of the config (ConfigError naming
-    the key)."""
-    from memsim.config import NdaConfig
-
+    the key); ``device``: the config's resolved device (memsim.dram.device)."""
     nda = cfg.nda
-    default = NdaConfig()
+    default = type(nda)()  # the section's defaults
     geom = Geometry.from_dram(cfg.dram)
     if nda.layout == "bank_partition":
         if not 1 <= nda.host_banks < geom.banks_per_rank:
@@ -355,10 +353,7 @@ def check(cfg) -> None:
                           "supported (the cores enter requests without the packet hop); use "
                           "traditional")
     if cfg.ecc.scheme != "none":
-        from memsim import ecc as ecc_mod
-
-        iface = ecc_mod.interface(cfg, ddr4.resolve_timings(
-            cfg.dram.speed, cfg.dram.org, cfg.dram.density_gbit, cfg.dram.timing))
+        iface = device.ecc
         why = ("adds accesses or a decode step in the controller (the NDA variant has no "
                "ECC accesses)" if iface.needs_engine else
                "puts the engine on a half-cycle grid (NDA parameters are whole cycles)"
@@ -379,15 +374,6 @@ def check(cfg) -> None:
                           f"whole {BURST_BYTES} B bursts over {geom.ranks} rank(s) (expected a "
                           f"multiple of {BURST_BYTES * geom.ranks})")
     layout(program(nda, geom), nda, geom)
-
-
-def without(cfg):
-    """The same config with the near-data accelerators off (the host alone)."""
-    from memsim import config as config_mod
-
-    data = config_mod.export(cfg)
-    data.pop("nda", None)
-    return config_mod.load(data)
 
 
 def draw(seed: int, rank: int, n: int) -> float:

@@ -19,7 +19,7 @@ import numpy as np
 
 from memsim import __version__, energy
 from memsim import nda as nda_mod
-from memsim.dram.ddr4 import COMMANDS
+from memsim.dram.spec import COMMANDS
 from memsim.engine import core
 from memsim.outfile import write_text
 

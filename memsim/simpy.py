@@ -271,8 +271,7 @@ class _ScalarDecoder:
         self.xor = m.xor_bank
         self.ba_bits = w["ba"]
         self.ranks, self.bgs, self.bas = s.ranks, s.bankgroups, s.banks_per_group
-        from memsim.dram.ddr4 import BURST_LENGTH
-        self.bl = BURST_LENGTH
+        self.bl = s.burst_length
 
     def __call__(self, a: int) -> tuple[int, int, int]:
         (s0, m0), (s1, m1), (s2, m2), (s3, m3), (s4, m4), (s5, m5) = self.fields

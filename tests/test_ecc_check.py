@@ -18,8 +18,9 @@ import math
 
 import pytest
 
-from memsim import config, ecc
+from memsim import config
 from memsim.check import Interface, check_commands, format_violations
+from memsim.dram import device
 from memsim.dram.ddr4 import ORGANISATIONS, resolve_timings
 
 ORG = ORGANISATIONS["x8"]
@@ -41,7 +42,7 @@ tRMW = tCCD_L
 
 def interface(*overrides) -> Interface:
     cfg = config.load(None, overrides)
-    return ecc.interface(cfg).checker(T)
+    return device.of(cfg).ecc.checker(T)
 
 
 def act(t, bg=0, ba=0, row=5, rk=0):

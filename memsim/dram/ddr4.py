@@ -4,7 +4,8 @@ Everything the engine and the protocol checker know about DDR4 lives here. The v
 and their sources (JEDEC's DDR4 standard; the speed-bin presets of Ramulator 2, DRAMsim3
 and DRAMPower; Micron datasheets) are listed in ``docs/reference/ddr4.md``. Timings are
 in DRAM clock cycles (tCK) unless a name says otherwise. Adding another standard means
-adding a module shaped like this one.
+adding a module shaped like this one and registering it in ``memsim/dram/standards.py``
+(the config, memsim.dram.device and the spec compiler read the module a config names).
 """
 
 from __future__ import annotations
@@ -200,6 +201,25 @@ NDA_CONSTRAINTS = (
     ("rank", COMMANDS, COMMANDS, "1", 1, False),
     ("rank", _RD, _RD, "tBL", 1, False),
     ("rank", _WR, _WR, "tBL", 1, False),
+)
+
+
+# Timing sanity rules the config applies to dram.timing overrides (memsim.config):
+# timings no device has at 0 cycles (tRTRS, the rank switch gap, may be 0)...
+POSITIVE_TIMINGS = ("CL", "CWL", "tRCD", "tRP", "tRAS", "tRC", "tBL", "tCCD_S", "tCCD_L",
+                    "tRRD_S", "tRRD_L", "tFAW", "tWTR_S", "tWTR_L", "tRTP", "tWR", "tRFC",
+                    "tREFI")
+# ...and (shorter, longer, why): pairs of timings whose order every DDR4 device obeys. tRC <
+# tRAS + tRP is allowed: the tRAS lock-out of the precharge covers it.
+ORDERED_TIMINGS = (
+    ("tRCD", "tRAS", "a row must stay open until it can be read (tRAS >= tRCD)"),
+    ("tBL", "tCCD_S", "back-to-back bursts would overlap on the data bus (tCCD_S >= tBL)"),
+    ("tCCD_S", "tCCD_L", "the same bank group is never faster than another (tCCD_L >= "
+     "tCCD_S)"),
+    ("tRRD_S", "tRRD_L", "the same bank group is never faster than another (tRRD_L >= "
+     "tRRD_S)"),
+    ("tWTR_S", "tWTR_L", "the same bank group is never faster than another (tWTR_L >= "
+     "tWTR_S)"),
 )
 
 

@@ -15,18 +15,22 @@ import numpy as np
 
 from memsim import ecc as ecc_mod
 from memsim.dram import ddr4
+from memsim.dram import device as device_mod
 from memsim.dram import subbank as subbank_mod
+from memsim.dram.standards import STANDARDS
 
-STANDARDS = {"DDR4": ddr4}
-
+# The engine's commands and levels: every standard's table is written in these (a
+# standard with other commands needs the engine to know them; build() checks).
+COMMANDS = ddr4.COMMANDS
+LEVELS = ddr4.LEVELS
 # Command ids (shared with the engine and the command log).
-CMD = {name: i for i, name in enumerate(ddr4.COMMANDS)}
-ACT, PRE, PREA, RD, WR, RDA, WRA, REF = (CMD[n] for n in ddr4.COMMANDS)
-N_CMD = len(ddr4.COMMANDS)
-LEVEL = {name: i for i, name in enumerate(ddr4.LEVELS)}
+CMD = {name: i for i, name in enumerate(COMMANDS)}
+ACT, PRE, PREA, RD, WR, RDA, WRA, REF = (CMD[n] for n in COMMANDS)
+N_CMD = len(COMMANDS)
+LEVEL = {name: i for i, name in enumerate(LEVELS)}
 # Scopes of the compiled constraint table: the four levels, then "another rank of the
 # same channel".
-SCOPE_OTHER_RANK = len(ddr4.LEVELS)
+SCOPE_OTHER_RANK = len(LEVELS)
 N_SCOPES = SCOPE_OTHER_RANK + 1
 # Sub-banked devices (memsim.dram.subbank): the "bank" scope is the unit (sub-bank or
 # sub-array) that holds a row, and three scopes follow: a sibling unit of the same bank,
@@ -87,17 +91,19 @@ class DeviceSpec:
     # rank), 1 if NDA commands obey and set that scope's rules (the standard's
     # SOURCE_SCOPES); all 0 without NDAs.
     nda_scopes: tuple = (0, 0, 0, 0, 0)
-    # Sub-banks (1 and "none": plain DDR4). With sub-banks the tables above have
+    # Sub-banks (1 and "none": plain banks). With sub-banks the tables above have
     # N_CMD_SUBBANK commands and N_SCOPES_SUBBANK scopes, and the windows are empty:
     # they are the power windows below (scope SCOPE_POWER).
     subbanks_per_bank: int = 1
     subbank_scheme: str = "none"
     power_window: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.int64))
     eruca: dict = field(default_factory=dict)  # the eruca section (scheme eruca only)
+    # the resolved device this spec was compiled from (memsim.dram.device)
+    device: device_mod.Device | None = None
 
     @property
     def units_per_bank(self) -> int:
-        """Row-holding units per bank: sub-banks / sub-arrays, 1 for DDR4."""
+        """Row-holding units per bank: sub-banks / sub-arrays, 1 without."""
         return self.subbanks_per_bank
 
     @property
@@ -105,8 +111,13 @@ class DeviceSpec:
         return self.bankgroups * self.banks_per_group
 
     @property
+    def burst_length(self) -> int:
+        """DRAM columns (beats) one burst covers: the standard's BL."""
+        return STANDARDS[self.standard].BURST_LENGTH
+
+    @property
     def bursts_per_row(self) -> int:
-        return self.columns // ddr4.BURST_LENGTH
+        return self.columns // self.burst_length
 
     @property
     def rank_bytes(self) -> int:
@@ -139,18 +150,21 @@ def _eval_latency(expr: str, timings: dict, scale: int = 1) -> int:
 
 
 def build(cfg) -> DeviceSpec:
-    """Resolve ``cfg.dram`` and ``cfg.ecc`` into a :class:`DeviceSpec`."""
+    """Compile the config's :class:`memsim.dram.device.Device` (its dram and ecc
+    sections, resolved) into a :class:`DeviceSpec`."""
     d = cfg.dram
-    std = STANDARDS[d.standard]
-    org = std.ORGANISATIONS[d.org]
-    timings = std.resolve_timings(d.speed, d.org, d.density_gbit, d.timing)
-    scheme = d.subbank_scheme if d.subbanks_per_bank > 1 else "none"
+    dev = device_mod.of(cfg)
+    std = dev.std
+    if std.COMMANDS != COMMANDS or std.LEVELS != LEVELS:
+        raise ValueError(f"standard {d.standard}: its commands / levels are not the "
+                         f"engine's ({', '.join(COMMANDS)}; {', '.join(LEVELS)})")
+    org = dev.organisation
+    timings = dict(dev.timings)
+    scheme = dev.subbank_scheme
     eruca = dict(cfg.eruca.__dict__) if scheme == "eruca" else {}
-    if scheme != "none":
-        timings.update(subbank_mod.derive_timings(timings, d.timing))
-    iface = ecc_mod.interface(cfg, timings)
+    iface = dev.ecc
     # the ECC scheme's timings: read / write latency adders, tWR_CRC_DM, on-die RMW...
-    eff = iface.effective_timings(timings)
+    eff = dict(dev.effective_timings)
     scale = iface.time_scale
 
     def ticks(cycles) -> int:
@@ -172,7 +186,7 @@ def build(cfg) -> DeviceSpec:
     power = np.zeros((0, 4), np.int64)
     nda = getattr(cfg, "nda", None) is not None and cfg.nda.enabled
     if scheme == "none":
-        latency, windows = _compile_ddr4(std, iface, eff, burst, timings, scale, nda)
+        latency, windows = _compile_standard(std, iface, eff, burst, timings, scale, nda)
     else:  # (config: no ECC scheme with sub-banks, so eff is timings, scale 1)
         latency, windows, power = _compile_subbank(std, scheme, eruca, timings,
                                                    burst_cycles)
@@ -184,8 +198,7 @@ def build(cfg) -> DeviceSpec:
         banks_per_group=org["banks_per_group"], rows=org["rows"][d.density_gbit],
         columns=org["columns"], device_width=org["width"],
         chips_per_rank=iface.chips_per_rank, timings=timings,
-        power=std.resolve_power(d.speed, d.org, d.density_gbit, d.power),
-        tck_ns=std.tck_ns(timings),
+        power=dict(dev.power), tck_ns=dev.tck_ns,
         burst_bytes=std.BURST_BYTES * lockstep, burst_cycles=burst_cycles,
         data_delay=data_delay,
         latency=latency, window_prev=w[:, 0].copy(), window_scope=w[:, 1].copy(),
@@ -194,11 +207,11 @@ def build(cfg) -> DeviceSpec:
         request_bytes=std.BURST_BYTES,
         subbanks_per_bank=d.subbanks_per_bank if scheme != "none" else 1,
         subbank_scheme=scheme, power_window=power, eruca=eruca,
-        nda_scopes=nda_scopes(std) if nda else (0, 0, 0, 0, 0),
+        nda_scopes=nda_scopes(std) if nda else (0, 0, 0, 0, 0), device=dev,
     )
 
 
-def _compile_ddr4(std, iface, eff, burst, timings, scale, nda=False):
+def _compile_standard(std, iface, eff, burst, timings, scale, nda=False):
     """The standard's constraint rows (and the ECC scheme's) -> (latency[prev, scope,
     next] in engine ticks, windowed rules)."""
     rows = std.CONSTRAINTS + iface.extra_constraints() + (std.NDA_CONSTRAINTS if nda else ())
@@ -302,7 +315,7 @@ def nda_scopes(std) -> tuple[int, ...]:
     """Which scopes bind NDA commands (1) and which the host's only (0), from the
     standard's SOURCE_SCOPES. The engine keeps one earliest-cycle table per node for
     both sources, so each scope must bind all four source pairs or host -> host only."""
-    names = list(ddr4.LEVELS) + ["other_rank"]
+    names = list(std.LEVELS) + ["other_rank"]
     every = {(a, b) for a in std.SOURCES for b in std.SOURCES}
     out = []
     for name in names:
@@ -322,5 +335,5 @@ def _check_column_symmetry(latency: np.ndarray) -> None:
     of the plain command, so both must be constrained alike as *next* commands."""
     for plain, auto in ((RD, RDA), (WR, WRA)):
         if not np.array_equal(latency[:, :, plain], latency[:, :, auto]):
-            raise ValueError(f"constraint table constrains {ddr4.COMMANDS[plain]} and "
-                             f"{ddr4.COMMANDS[auto]} differently as next commands")
+            raise ValueError(f"constraint table constrains {COMMANDS[plain]} and "
+                             f"{COMMANDS[auto]} differently as next commands")

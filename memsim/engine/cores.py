@@ -63,8 +63,8 @@ from collections import namedtuple
 
 from numba import njit
 
-from memsim.engine.core import (
-    _INLINE,
+from memsim.engine.jit import INLINE as _INLINE
+from memsim.engine.layout import (
     CAT_NONE,
     INF,
     P_QMASK,

@@ -1,4 +1,4 @@
-"""The engine's ECC variant (feature bit ``core.F_ECC``): accesses told apart by kind.
+"""The engine's ECC variant (feature bit ``layout.F_ECC``): accesses told apart by kind.
 
 Compiled into the loop only when a run has extra accesses (read-modify-write reads of
 partial writes, in-line ECC accesses; ``memsim/ecc.py`` generates them at the front
@@ -35,6 +35,7 @@ from collections import namedtuple
 from numba import njit
 
 from memsim.engine import core as _c
+from memsim.engine import layout
 
 # Kinds and flags of an id (must match memsim.ecc: checked in memsim.engine.__init__)
 KIND_DATA, KIND_RMW_READ, KIND_ECC_READ, KIND_ECC_WRITE = range(4)
@@ -57,13 +58,13 @@ _INLINE = _c._INLINE
 def _enqueue(P, S, q, ch, qid, arr, b, row, col, t):
     """Put a request in queue ``q`` (the plain loop's enqueue, for one entry)."""
     n_q = S.q_len[q, ch]
-    k = (S.q_head[q, ch] + n_q) & P[_c.P_QMASK]
+    k = (S.q_head[q, ch] + n_q) & P[layout.P_QMASK]
     S.q_id[q, ch, k] = qid
     S.q_arr[q, ch, k] = arr
     S.q_bank[q, ch, k] = b
     S.q_row[q, ch, k] = row
     S.q_col[q, ch, k] = col
-    S.q_cat[q, ch, k] = _c.CAT_NONE
+    S.q_cat[q, ch, k] = layout.CAT_NONE
     S.q_len[q, ch] = n_q + 1
     S.pending[q, b] += 1
     if S.open_row[b] == row:
@@ -89,17 +90,17 @@ def admit(P, S, E, t, idx, n, arrival, is_write, bank, row, col, timed_int):
             n_wr += 1
         else:
             n_rd += 1
-    if S.q_len[0, ch] + n_rd > P[_c.P_RQ_CAP]:
+    if S.q_len[0, ch] + n_rd > P[layout.P_RQ_CAP]:
         return 0
-    if S.q_len[1, ch] + E.n_park[ch] + n_wr > P[_c.P_WQ_CAP]:
+    if S.q_len[1, ch] + E.n_park[ch] + n_wr > P[layout.P_WQ_CAP]:
         return 0
     # latency counts from the trace timestamp (as fast as possible: from when the
-    # request got its outstanding slot, core.F_NFREED); its extra accesses arrive with it
-    r = S.F[_c.F_NREQ]
-    arr = arrival[idx] * timed_int + S.freed[r & P[_c.P_FMASK]] * (1 - timed_int)
+    # request got its outstanding slot, layout.F_NFREED); its extra accesses arrive with it
+    r = S.F[layout.F_NREQ]
+    arr = arrival[idx] * timed_int + S.freed[r & P[layout.P_FMASK]] * (1 - timed_int)
     fe_wait = t - arr
     q = 1 if is_write[idx] != 0 else 0
-    S.counters[_c.C_FE_SUM_R + q] += fe_wait
+    S.counters[layout.C_FE_SUM_R + q] += fe_wait
     for j in range(idx, end):
         qid = ids[j]
         if qid & FLAG_PARK:
@@ -114,7 +115,7 @@ def admit(P, S, E, t, idx, n, arrival, is_write, bank, row, col, timed_int):
             _enqueue(P, S, 1 if is_write[j] != 0 else 0, ch, qid, arr, bank[j], row[j],
                      col[j], t)
     if timed_int == 0:
-        S.F[_c.F_NREQ] = r + 1  # the request; its extra accesses hold no slot
+        S.F[layout.F_NREQ] = r + 1  # the request; its extra accesses hold no slot
     return end - idx
 
 
@@ -128,10 +129,10 @@ def may_close_row(S, q, ch, i):
 @njit(**_INLINE)
 def row_stats(S, E, q, ch, i, b, cat, first):
     """Row-buffer outcome and queueing time of the access in queue slot ``i``."""
-    S.bank_stats[b, _c.BS_HITS + cat] += 1
+    S.bank_stats[b, layout.BS_HITS + cat] += 1
     if (S.q_id[q, ch, i] & KIND_MASK) == KIND_DATA:
-        S.counters[_c.C_HIT + cat] += 1
-        S.counters[_c.C_QUEUE_SUM_R + q] += first - S.q_arr[q, ch, i]
+        S.counters[layout.C_HIT + cat] += 1
+        S.counters[layout.C_QUEUE_SUM_R + q] += first - S.q_arr[q, ch, i]
     else:
         E.counters[EC_HIT + cat] += 1
 
@@ -186,8 +187,8 @@ def _pair(E, ch, key, end, arr, ecc_first):
 def served(P, S, E, t, q, ch, i, end):
     """Statistics and completion of the access in queue slot ``i``, whose burst ends at
     ``end`` (the command issued at ``t``)."""
-    if end > S.F[_c.F_FINAL_CYCLE]:
-        S.F[_c.F_FINAL_CYCLE] = end
+    if end > S.F[layout.F_FINAL_CYCLE]:
+        S.F[layout.F_FINAL_CYCLE] = end
     qid = S.q_id[q, ch, i]
     kind = qid & KIND_MASK
     arr = S.q_arr[q, ch, i]
@@ -210,10 +211,10 @@ def served(P, S, E, t, q, ch, i, end):
     if q == 0:
         end += E.params[EP_DECODE]
     lat = end - arr
-    S.counters[_c.C_READS + q] += 1
-    S.counters[_c.C_LAT_SUM_R + q] += lat
-    if lat > S.counters[_c.C_LAT_MAX_R + q]:
-        S.counters[_c.C_LAT_MAX_R + q] = lat
-    S.hist[q, _c.hist_index(lat)] += 1
-    if P[_c.P_TIMED] == 0:
+    S.counters[layout.C_READS + q] += 1
+    S.counters[layout.C_LAT_SUM_R + q] += lat
+    if lat > S.counters[layout.C_LAT_MAX_R + q]:
+        S.counters[layout.C_LAT_MAX_R + q] = lat
+    S.hist[q, layout.hist_index(lat)] += 1
+    if P[layout.P_TIMED] == 0:
         _c._heap_push(S, end)

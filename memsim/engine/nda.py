@@ -1,6 +1,6 @@
 """Near-data accelerators (NDAs): the second command source of each rank, compiled.
 
-Only the loop variants built with ``core.F_NDA`` contain this code. ``core`` calls it at
+Only the loop variants built with ``layout.F_NDA`` contain this code. ``core`` calls it at
 a few hook points (see ``core.make_loop``):
 
 - ``step`` once per channel and cycle, *before* the host's scheduling step: each NDA
@@ -73,7 +73,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from memsim.engine import core
+from memsim.engine import core, layout
 from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import INLINE as _INLINE
 
@@ -220,7 +220,7 @@ def _refill(P, Xn, rk):
     """Fill rank ``rk``'s window with the kernel's next accesses (program order)."""
     W = Xn.prm[N_W]
     g = Xn.gen
-    per_rank = P[core.P_NBG] * P[core.P_NBA]
+    per_rank = P[layout.P_NBG] * P[layout.P_NBA]
     nb = Xn.prm[N_NBANKS]
     while Xn.w_len[rk] < W:
         if not _gen_norm(Xn, rk):
@@ -291,14 +291,14 @@ def _apply(P, T, S, Xn, cmd, b, t):
         if sc[s] == 0:
             continue
         node = nodes[s]
-        for c in range(core.N_CMD):
+        for c in range(layout.N_CMD):
             at = t + L[cmd, s, c]
             if e[node, c] < at:
                 e[node, c] = at
-    if sc[4] != 0 and P[core.P_NRANK] > 1:
-        nr = P[core.P_NRANK]
-        r0 = P[core.P_NCH] + S.node_ch[b] * nr
-        for c in range(core.N_CMD):
+    if sc[4] != 0 and P[layout.P_NRANK] > 1:
+        nr = P[layout.P_NRANK]
+        r0 = P[layout.P_NCH] + S.node_ch[b] * nr
+        for c in range(layout.N_CMD):
             at = t + L[cmd, 4, c]
             for other in range(r0, r0 + nr):
                 if other != nodes[1] and e[other, c] < at:
@@ -352,7 +352,7 @@ def _chain_delayed(T, S, Xn, cmd, b, t, hb, first, col):
     if t + _push(T, Xn, cmd, same_bg, same_bank, c) > p:
         return True
     while c != col:
-        nx = core.ACT if c == core.PRE else col
+        nx = layout.ACT if c == layout.PRE else col
         p += T.latency[c, 3, nx]
         r = core._ready(S, nx, hb)
         if r > p:
@@ -372,7 +372,7 @@ def _faw_binds(T, S, Xn, b, t, n_act):
     the answer may change without the host doing anything)."""
     nodes = (S.node_ch[b], S.node_rank[b], S.node_bg[b], S.node_bank[b])
     for w in range(T.window_prev.size):
-        if T.window_prev[w] != core.ACT or T.window_next[w] != core.ACT or \
+        if T.window_prev[w] != layout.ACT or T.window_next[w] != layout.ACT or \
                 Xn.scopes[T.window_scope[w]] == 0:
             continue
         node = nodes[T.window_scope[w]]
@@ -407,21 +407,21 @@ def _host_delayed(P, T, S, Xn, ch, rk, cmd, b, t):
     loaded machine) for no measurable speed (AXPY beside a random host: 185k vs 190k
     host requests/s)."""
     q = S.wmode[ch]
-    hit_first = P[core.P_SCHED] >= core.SCHED_FRFCFS
-    capped = P[core.P_SCHED] == core.SCHED_FRFCFS_CAP
-    cap = P[core.P_CAP]
-    per_rank = P[core.P_NBG] * P[core.P_NBA]
+    hit_first = P[layout.P_SCHED] >= layout.SCHED_FRFCFS
+    capped = P[layout.P_SCHED] == layout.SCHED_FRFCFS_CAP
+    cap = P[layout.P_CAP]
+    per_rank = P[layout.P_NBG] * P[layout.P_NBA]
     b0 = rk * per_rank
-    col = core.RD + q
+    col = layout.RD + q
     n_act = 0
-    if cmd == core.ACT and S.pending[0, b] + S.pending[1, b] != 0:
+    if cmd == layout.ACT and S.pending[0, b] + S.pending[1, b] != 0:
         # the NDA's row would stand in the way of the host's requests for the bank (of
         # either queue: a write waiting for the drain would find it when it comes)
         return INF
     for hb in range(b0, b0 + per_rank):
         if S.owner_id[hb] >= 0 and S.owner_q[hb] != q:
             # activated before the write mode changed: its column command goes first
-            c = core.RD + S.owner_q[hb]
+            c = layout.RD + S.owner_q[hb]
             if _chain_delayed(T, S, Xn, cmd, b, t, hb, c, c):
                 return INF
         n_req = S.pending[q, hb]
@@ -432,16 +432,16 @@ def _host_delayed(P, T, S, Xn, ch, rk, cmd, b, t):
             return INF
         if n_req > n_hit:
             if S.open_row[hb] < 0:
-                first = core.ACT
+                first = layout.ACT
             elif S.owner_id[hb] >= 0 or (hit_first and n_hit > 0
                                          and (not capped or S.bypass[hb] < cap)):
                 continue  # (the host closes no row its hits or its ACT still need)
             else:
-                first = core.PRE
+                first = layout.PRE
             n_act += 1
             if _chain_delayed(T, S, Xn, cmd, b, t, hb, first, col):
                 return INF
-    if cmd == core.ACT and n_act > 0:
+    if cmd == layout.ACT and n_act > 0:
         return _faw_binds(T, S, Xn, b, t, n_act)
     return 0
 
@@ -472,7 +472,7 @@ def _host_slot(Xn, rk, c):
 @njit(**_INLINE)
 def _host_queued(P, S, rk):
     """Whether the host has a request for rank ``rk`` queued (waiting or in service)."""
-    per_rank = P[core.P_NBG] * P[core.P_NBA]
+    per_rank = P[layout.P_NBG] * P[layout.P_NBA]
     for b in range(rk * per_rank, rk * per_rank + per_rank):
         if S.pending[0, b] + S.pending[1, b] != 0:
             return True
@@ -510,7 +510,7 @@ def _arrival(P, Xn, ch, rank, t):
             C[ch, CH_GAP16] += (d16 - C[ch, CH_GAP16]) // 8  # a mean over ~8 gaps
     C[ch, CH_LAST_ARR] = t
     if Xn.prm[N_PREDICT] == PRED_RANK_SEQUENCE:
-        nr = P[core.P_NRANK]
+        nr = P[layout.P_NRANK]
         r = rank - ch * nr
         h2 = C[ch, CH_HIST2]
         h1 = C[ch, CH_HIST1]
@@ -528,7 +528,7 @@ def _arrivals(P, S, Xn, ch, t):
     (they sit at the queues' tails, in age order): their enqueue cycle ``t`` (every
     enqueue makes the host, and so this, look in its own cycle), and the predictor's
     input, oldest first (requests of both queues merged by id, their trace order)."""
-    mask = P[core.P_QMASK]
+    mask = P[layout.P_QMASK]
     lo0 = S.q_len[0, ch]
     lo1 = S.q_len[1, ch]
     for qq in range(2):
@@ -582,13 +582,13 @@ def _host_command(P, T, S, Xn, cmd, b, t, q, slot):
     e = S.earliest
     he = Xn.he
     rid = S.q_id[q, S.node_ch[b], slot] if slot >= 0 else -1
-    c = cmd if cmd < core.RD else core.RD + q  # (RDA / WRA: ready as RD / WR)
+    c = cmd if cmd < layout.RD else layout.RD + q  # (RDA / WRA: ready as RD / WR)
     cn, rn, gn, bn = S.node_ch[b], S.node_rank[b], S.node_bg[b], S.node_bank[b]
     ra = max(max(e[cn, c], e[rn, c]), max(e[gn, c], e[bn, c]))
     rh = max(max(e[cn, c], he[rn, c]), max(he[gn, c], he[bn, c]))
     rk = S.rank_of[b]
-    if c == core.ACT and S.rank_stats[rk, core.RS_REF_END] > rh:
-        rh = S.rank_stats[rk, core.RS_REF_END]  # (refresh is the host's: REF -> ACT tRFC)
+    if c == layout.ACT and S.rank_stats[rk, layout.RS_REF_END] > rh:
+        rh = S.rank_stats[rk, layout.RS_REF_END]  # (refresh is the host's: REF -> ACT tRFC)
     if Xn.prm[N_POLICY] == POL_TIME_SLICE:
         ra = _host_slot(Xn, rk, ra)
     if rid >= 0:
@@ -609,22 +609,22 @@ def _host_command(P, T, S, Xn, cmd, b, t, q, slot):
         # tRP, an ACT it would not have needed (its own row is the request's) its tRCD
         row = S.q_row[q, S.node_ch[b], slot]
         own = Xn.host_row[b]
-        if own >= 0 and Xn.host_row_at[b] < S.rank_stats[rk, core.RS_REF_END]:
+        if own >= 0 and Xn.host_row_at[b] < S.rank_stats[rk, layout.RS_REF_END]:
             own = -1
-        if cmd == core.PRE and (own < 0 or own == row):
-            d += T.latency[core.PRE, 3, core.ACT]
-        elif cmd == core.ACT and own == row:
-            d += T.latency[core.ACT, 3, core.RD + q]
+        if cmd == layout.PRE and (own < 0 or own == row):
+            d += T.latency[layout.PRE, 3, layout.ACT]
+        elif cmd == layout.ACT and own == row:
+            d += T.latency[layout.ACT, 3, layout.RD + q]
         v = Xn.bl_val[k] + d
         Xn.bl_val[k] = v
-        if c >= core.RD:  # the request is served
+        if c >= layout.RD:  # the request is served
             # the predictor's lead: what this request needed before its column command
             cat = S.q_cat[q, S.node_ch[b], slot]
             lead = 0
-            if cat == core.CAT_MISS:
-                lead = T.latency[core.ACT, 3, c]
-            elif cat == core.CAT_CONFLICT:
-                lead = T.latency[core.PRE, 3, core.ACT] + T.latency[core.ACT, 3, c]
+            if cat == layout.CAT_MISS:
+                lead = T.latency[layout.ACT, 3, c]
+            elif cat == layout.CAT_CONFLICT:
+                lead = T.latency[layout.PRE, 3, layout.ACT] + T.latency[layout.ACT, 3, c]
             ch = S.node_ch[b]
             if Xn.chs[ch, CH_LEAD16] < 0:  # (the first one: -1 until then)
                 Xn.chs[ch, CH_LEAD16] = lead * 16
@@ -640,7 +640,7 @@ def _host_command(P, T, S, Xn, cmd, b, t, q, slot):
     # the host-only table: core._apply_constraints without the channel nodes (their
     # earliest cycles only host commands set) and without PREA / REF (see above)
     L = T.latency
-    for x in range(core.N_CMD):
+    for x in range(layout.N_CMD):
         at = t + L[cmd, 1, x]
         if he[rn, x] < at:
             he[rn, x] = at
@@ -650,10 +650,10 @@ def _host_command(P, T, S, Xn, cmd, b, t, q, slot):
         at = t + L[cmd, 3, x]
         if he[bn, x] < at:
             he[bn, x] = at
-    nr = P[core.P_NRANK]
+    nr = P[layout.P_NRANK]
     if nr > 1:
-        r0 = P[core.P_NCH] + cn * nr
-        for x in range(core.N_CMD):
+        r0 = P[layout.P_NCH] + cn * nr
+        for x in range(layout.N_CMD):
             at = t + L[cmd, 4, x]
             for other in range(r0, r0 + nr):
                 if other != rn and he[other, x] < at:
@@ -673,10 +673,10 @@ def _host_command(P, T, S, Xn, cmd, b, t, q, slot):
             if he[node, x] < at:
                 he[node, x] = at
     Xn.bank_last[b] = t
-    if cmd == core.ACT:
+    if cmd == layout.ACT:
         Xn.host_row[b] = S.q_row[q, S.node_ch[b], slot]
         Xn.host_row_at[b] = t
-    elif cmd == core.RDA or cmd == core.WRA or (cmd == core.PRE and (
+    elif cmd == layout.RDA or cmd == layout.WRA or (cmd == layout.PRE and (
             rid < 0 or Xn.host_row[b] != S.q_row[q, S.node_ch[b], slot])):
         Xn.host_row[b] = -1  # (a PRE for the request whose row the host had: not its own)
 
@@ -715,11 +715,11 @@ def host_column(S, Xn, ch, rk, q, start, end, arrival):
 
 @njit(**_INLINE)
 def _log(P, S, t, cmd, b, row, col):
-    if P[core.P_LOG] == 0:
+    if P[layout.P_LOG] == 0:
         return
-    nr, nbg, nba = P[core.P_NRANK], P[core.P_NBG], P[core.P_NBA]
+    nr, nbg, nba = P[layout.P_NRANK], P[layout.P_NBG], P[layout.P_NBA]
     rk = S.rank_of[b]
-    i = S.F[core.F_LOG_LEN]
+    i = S.F[layout.F_LOG_LEN]
     L = S.log
     L[i, 0] = t
     L[i, 1] = rk // nr
@@ -731,7 +731,7 @@ def _log(P, S, t, cmd, b, row, col):
     L[i, 7] = cmd
     L[i, 8] = -1
     L[i, LOG_SOURCE] = SRC_NDA
-    S.F[core.F_LOG_LEN] = i + 1
+    S.F[layout.F_LOG_LEN] = i + 1
 
 
 @njit(**_INLINE)
@@ -754,12 +754,12 @@ def _categorise(Xn, rk, i, kind):
 def _issue_act(P, T, S, Xn, ch, rk, t, i):
     b = Xn.w_bank[rk, i]
     row = Xn.w_row[rk, i]
-    _apply(P, T, S, Xn, core.ACT, b, t)
+    _apply(P, T, S, Xn, layout.ACT, b, t)
     if S.open_count[rk] == 0:
-        S.rank_stats[rk, core.RS_SINCE] = t
+        S.rank_stats[rk, layout.RS_SINCE] = t
     S.open_row[b] = row
     S.open_count[rk] += 1
-    S.rank_stats[rk, core.RS_ACT] += 1
+    S.rank_stats[rk, layout.RS_ACT] += 1
     S.bypass[b] = 0
     S.last_use[b] = t
     # the host's queued requests for this row are row hits now
@@ -768,24 +768,24 @@ def _issue_act(P, T, S, Xn, ch, rk, t, i):
         if S.pending[qq, b] != 0:
             h = S.q_head[qq, ch]
             for j in range(S.q_len[qq, ch]):
-                k = (h + j) & P[core.P_QMASK]
+                k = (h + j) & P[layout.P_QMASK]
                 if S.q_bank[qq, ch, k] == b and S.q_row[qq, ch, k] == row:
                     n += 1
         S.hits_pending[qq, b] = n
     _categorise(Xn, rk, i, NS_MISS)
     Xn.stats[rk, NS_ACT] += 1
-    _log(P, S, t, core.ACT, b, row, -1)
+    _log(P, S, t, layout.ACT, b, row, -1)
     _host_changed(S, ch, t)
 
 
 @njit(**_INLINE)
 def _issue_pre(P, T, S, Xn, ch, rk, t, i):
     b = Xn.w_bank[rk, i]
-    _apply(P, T, S, Xn, core.PRE, b, t)
+    _apply(P, T, S, Xn, layout.PRE, b, t)
     core._close_bank(P, S, b, t)
     _categorise(Xn, rk, i, NS_CONFLICT)
     Xn.stats[rk, NS_PRE] += 1
-    _log(P, S, t, core.PRE, b, -1, -1)
+    _log(P, S, t, layout.PRE, b, -1, -1)
     _host_changed(S, ch, t)
 
 
@@ -793,10 +793,10 @@ def _issue_pre(P, T, S, Xn, ch, rk, t, i):
 def _issue_column(P, T, S, Xn, ch, rk, t, i, cmd):
     """Serve the head of rank ``rk``'s window (its row is open)."""
     b = Xn.w_bank[rk, i]
-    q = 1 if cmd == core.WR else 0
+    q = 1 if cmd == layout.WR else 0
     _apply(P, T, S, Xn, cmd, b, t)
     S.last_use[b] = t
-    S.rank_stats[rk, core.RS_RD + q] += 1
+    S.rank_stats[rk, layout.RS_RD + q] += 1
     Xn.stats[rk, NS_RD + q] += 1
     _categorise(Xn, rk, i, NS_HIT)
     start = t + T.data_delay[cmd]
@@ -852,7 +852,7 @@ def _host_row_busy(T, Xn, ch, b, t):
     command on the bank. Only for a host whose requests are mostly row hits (its mean
     lead below tRCD); a host that rarely hits loses nothing when its rows close."""
     if Xn.chs[ch, CH_ARRIVALS] < 2 or Xn.chs[ch, CH_LEAD16] < 0 or \
-            Xn.chs[ch, CH_LEAD16] >= 16 * T.latency[core.ACT, 3, core.RD]:
+            Xn.chs[ch, CH_LEAD16] >= 16 * T.latency[layout.ACT, 3, layout.RD]:
         return 0
     until = Xn.bank_last[b] + HOST_ROW_GAPS * max(np.int64(1), Xn.chs[ch, CH_GAP16] // 16)
     return until if until > t else 0
@@ -943,15 +943,15 @@ def _rank_step(P, T, S, Xn, ch, rk, t):
     # the head's column command, if its row is open
     b = Xn.w_bank[rk, h]
     if S.open_row[b] == Xn.w_row[rk, h]:
-        cmd = core.WR if Xn.w_write[rk, h] != 0 else core.RD
+        cmd = layout.WR if Xn.w_write[rk, h] != 0 else layout.RD
         ready = _ready(S, Xn, cmd, b)
-        if cmd == core.WR and R[rk, RK_DEP] > ready:
+        if cmd == layout.WR and R[rk, RK_DEP] > ready:
             ready = R[rk, RK_DEP]
         if ready > t:
             nxt = min(nxt, ready)
         else:
             wait = _host_first(P, T, S, Xn, ch, rk, t, cmd, b, True)
-            if wait == 0 and cmd == core.WR:
+            if wait == 0 and cmd == layout.WR:
                 wait = _write_held(P, S, Xn, ch, rk, t, h)
             if wait == 0:
                 _issue_column(P, T, S, Xn, ch, rk, t, h, cmd)
@@ -972,7 +972,7 @@ def _rank_step(P, T, S, Xn, ch, rk, t):
         if orow == Xn.w_row[rk, i]:
             continue
         if orow < 0:
-            cmd = core.ACT
+            cmd = layout.ACT
         elif S.owner_id[b] >= 0:
             continue  # opened for a host request not yet served
         elif respect and S.hits_pending[0, b] + S.hits_pending[1, b] != 0:
@@ -983,7 +983,7 @@ def _rank_step(P, T, S, Xn, ch, rk, t):
             nxt = min(nxt, _host_row_busy(T, Xn, ch, b, t))
             continue
         else:
-            cmd = core.PRE
+            cmd = layout.PRE
         ready = _ready(S, Xn, cmd, b)
         if ready > t:
             nxt = min(nxt, ready)
@@ -992,7 +992,7 @@ def _rank_step(P, T, S, Xn, ch, rk, t):
         if wait != 0:
             nxt = min(nxt, wait)
             continue
-        if cmd == core.ACT:
+        if cmd == layout.ACT:
             _issue_act(P, T, S, Xn, ch, rk, t, i)
         else:
             _issue_pre(P, T, S, Xn, ch, rk, t, i)
@@ -1024,7 +1024,7 @@ def _step(P, T, S, Xn, ch, t):
     C[ch, CH_LOOK] = t
     _arrivals(P, S, Xn, ch, t)
     nxt = INF
-    nr = P[core.P_NRANK]
+    nr = P[layout.P_NRANK]
     R = Xn.rk
     for rk in range(ch * nr, ch * nr + nr):
         busy = 1 if _host_queued(P, S, rk) else 0

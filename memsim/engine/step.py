@@ -16,7 +16,7 @@ from collections import namedtuple
 
 from numba import njit
 
-from memsim.engine.core import _INLINE
+from memsim.engine.jit import INLINE as _INLINE
 
 Step = namedtuple("Step", "ctl comp_id comp_end")
 ST_STOP, ST_N, ST_LEN = range(3)

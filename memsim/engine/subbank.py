@@ -1,7 +1,7 @@
 """Sub-banks in the compiled loop: SALP-1, SALP-2, MASA and ERUCA (feature F_SUBBANK).
 
-Compiled only into the loop variants built with ``core.F_SUBBANK`` (alone, or with
-``core.F_CORES``: closed-loop cores in front); the plain DDR4 loop contains none of it.
+Compiled only into the loop variants built with ``layout.F_SUBBANK`` (alone, or with
+``layout.F_CORES``: closed-loop cores in front); the plain DDR4 loop contains none of it.
 The loop hands the whole channel to :func:`schedule_channel` in those variants.
 
 The unit that holds a row is the sub-bank (sub-array): everywhere in the engine's state
@@ -41,19 +41,17 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from memsim.engine import core
+from memsim.engine import core, layout
 from memsim.engine.jit import INLINE as _INLINE
+from memsim.engine.layout import F_SUBBANK, X_SUBBANK  # noqa: F401 - (memsim.engine)
 
 # (core imports this module while it is being imported: nothing of core is used here
 # before the functions compile; memsim.engine checks these against core and spec)
-SA_SEL = 8  # MASA's sub-array select, command id after the DDR4 commands (core.N_CMD)
+SA_SEL = 8  # MASA's sub-array select, command id after the DDR4 commands (layout.N_CMD)
 LOG_SUBBANK = 9  # the command log's column for the sub-bank (after core's nine)
-# core.F_SUBBANK and core.X_SUBBANK as this module's own constants (core imports this
-# module before it defines them; memsim.engine checks that they agree). The variant's
-# feature bits come down from the loop as ``features`` (a constant of each variant), so
-# the cores front end's hooks compile into the cores + sub-banks variant only.
-F_SUBBANK = 1
-X_SUBBANK = 0
+# F_SUBBANK and X_SUBBANK come from memsim.engine.layout. The variant's feature bits
+# come down from the loop as ``features`` (a constant of each variant), so the cores
+# front end's hooks compile into the cores + sub-banks variant only.
 N_CMD_SUBBANK = SA_SEL + 1
 # scopes of the compiled table beyond core's (memsim.dram.spec.SCOPE_*)
 SCOPE_SIBLING, SCOPE_BUS, SCOPE_COLUMN_PATH = 5, 6, 7
@@ -209,9 +207,9 @@ def _apply_extra(P, T, S, Z, cmd, u, t):
     _push(e, rn, L, cmd, 1, t, c0, N_CMD_SUBBANK)
     _push(e, gn, L, cmd, 2, t, c0, N_CMD_SUBBANK)
     _push(e, un, L, cmd, 3, t, c0, N_CMD_SUBBANK)
-    nr = P[core.P_NRANK]
+    nr = P[layout.P_NRANK]
     if nr > 1:
-        r0 = P[core.P_NCH] + ch * nr
+        r0 = P[layout.P_NCH] + ch * nr
         for other in range(r0, r0 + nr):
             if other != rn:
                 _push(e, other, L, cmd, 4, t, c0, N_CMD_SUBBANK)
@@ -277,7 +275,7 @@ def _may_close(P, S, q, s, hit_first, capped, scan):
     if S.owner_id[s] >= 0:
         return False
     return not (hit_first and S.hits_pending[q, s] > 0
-                and (not capped or S.bypass[s] < P[core.P_CAP]))
+                and (not capped or S.bypass[s] < P[layout.P_CAP]))
 
 
 @njit(**_INLINE)
@@ -326,7 +324,7 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t):
                 if S.open_row[s] >= 0:
                     if S.owner_id[s] >= 0:
                         return -1, u, K_NONE, wait  # that sibling's request goes first
-                    return core.PRE, s, K_HIT, wait
+                    return layout.PRE, s, K_HIT, wait
                 if Z.pre_done[s] > wait:
                     wait = Z.pre_done[s]  # an auto-precharge still under way
         if Z.p[ZP_SELECT] != 0 and Z.selected[u // sb] != u:
@@ -335,21 +333,21 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t):
             # follow within tSCD (an earlier SA_SEL would be superseded meanwhile)
             if _selection_held(S, Z, u // sb, u):
                 return -1, u, K_NONE, wait
-            at = ready(S, Z, core.RD + q, u) - Z.p[ZP_TSCD]
+            at = ready(S, Z, layout.RD + q, u) - Z.p[ZP_TSCD]
             if at > wait:
                 wait = at
             return SA_SEL, u, K_HIT, wait
-        return core.RD + q, u, K_HIT, wait
+        return layout.RD + q, u, K_HIT, wait
     if orow >= 0:
         if not _may_close(P, S, q, u, hit_first, capped, scan):
             return -1, u, K_NONE, wait
-        return core.PRE, u, K_OTHER, wait
+        return layout.PRE, u, K_OTHER, wait
     rule = Z.p[ZP_ACT]
     salp2 = Z.p[ZP_COLCLOSED] != 0
     if rule == ACT_ANY and not salp2:
         if Z.p[ZP_SELECT] != 0 and _selection_held(S, Z, u // sb, u):
             return -1, u, K_NONE, wait  # MASA: an ACT selects its sub-array
-        return core.ACT, u, K_OTHER, wait
+        return layout.ACT, u, K_OTHER, wait
     path = rule == ACT_COMPATIBLE and Z.p[ZP_LATCH] == 0
     for s in range(first, first + sb):
         if s == u:
@@ -364,10 +362,10 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t):
                     kind = K_ROWPATH
                     if Z.rp_since[u] < 0:
                         # when its ACT could have issued but for the row path
-                        Z.rp_since[u] = max(t, ready(S, Z, core.ACT, u))
+                        Z.rp_since[u] = max(t, ready(S, Z, layout.ACT, u))
                 if not _may_close(P, S, q, s, hit_first, capped, scan):
                     return -1, u, K_NONE, wait
-                return core.PRE, s, kind, wait
+                return layout.PRE, s, kind, wait
             if path and Z.last_row[s] >= 0 and not _compatible(Z, Z.last_row[s], row):
                 # the row-address path is handed over tPA after the sibling's precharge
                 at = Z.pre_done[s] + Z.p[ZP_TPA]
@@ -377,7 +375,7 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t):
             # SALP-2: activating a sibling ends column access to the open row (its hits
             # would need it closed again), so it waits as a precharge would
             return -1, u, K_NONE, wait
-    return core.ACT, u, K_OTHER, wait
+    return layout.ACT, u, K_OTHER, wait
 
 
 # ---------------------------------------------------------------- bookkeeping
@@ -443,21 +441,21 @@ def _closed(Z, u, t, done):
 def _patch_log(P, S, Z, u):
     """The log row just written: bank within its group and sub-bank (core wrote the unit
     within its group as the bank)."""
-    if P[core.P_LOG] == 0:
+    if P[layout.P_LOG] == 0:
         return
-    i = S.F[core.F_LOG_LEN] - 1
+    i = S.F[layout.F_LOG_LEN] - 1
     sb = Z.p[ZP_SB]
-    k = u % P[core.P_NBA]
+    k = u % P[layout.P_NBA]
     S.log[i, 4] = k // sb
     S.log[i, LOG_SUBBANK] = k % sb
 
 
 @njit(**_INLINE)
 def _issue_pre(P, T, S, Z, t, x, req):
-    _account(S, Z, core.PRE, x)
+    _account(S, Z, layout.PRE, x)
     core._issue_pre(P, T, S, t, x, req)
     _closed(Z, x, t, t)
-    _apply_extra(P, T, S, Z, core.PRE, x, t)
+    _apply_extra(P, T, S, Z, layout.PRE, x, t)
     _patch_log(P, S, Z, x)
 
 
@@ -465,14 +463,14 @@ def _issue_pre(P, T, S, Z, t, x, req):
 def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x, features):
     """Issue ``cmd`` at unit ``x`` on behalf of request ``i`` of queue ``q``."""
     u = S.q_bank[q, ch, i]
-    if cmd == core.PRE:
-        if S.q_cat[q, ch, i] == core.CAT_NONE:
-            S.q_cat[q, ch, i] = core.CAT_CONFLICT
+    if cmd == layout.PRE:
+        if S.q_cat[q, ch, i] == layout.CAT_NONE:
+            S.q_cat[q, ch, i] = layout.CAT_CONFLICT
             S.q_first[q, ch, i] = t
         _issue_pre(P, T, S, Z, t, x, S.q_id[q, ch, i])
         return
     _account(S, Z, cmd, x)
-    if cmd == core.ACT:
+    if cmd == layout.ACT:
         row = S.q_row[q, ch, i]
         if Z.rp_since[u] >= 0:
             _row_path_resolved(Z, u, row, t)
@@ -481,8 +479,8 @@ def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x, features):
         core._issue_act(P, T, S, t, q, ch, i)
         _opened(Z, u, row, t)
     elif cmd == SA_SEL:
-        if S.q_cat[q, ch, i] == core.CAT_NONE:
-            S.q_cat[q, ch, i] = core.CAT_HIT
+        if S.q_cat[q, ch, i] == layout.CAT_NONE:
+            S.q_cat[q, ch, i] = layout.CAT_HIT
             S.q_first[q, ch, i] = t
         core._apply_constraints(P, T, S, SA_SEL, u, t)
         _select(Z, u // Z.p[ZP_SB], u, S.q_id[q, ch, i], q)
@@ -491,7 +489,7 @@ def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x, features):
         core._log(P, S, t, SA_SEL, u, S.open_row[u], -1, S.q_id[q, ch, i], S.rank_of[u])
     else:
         rk = S.rank_of[u]
-        g = u // P[core.P_NBA]
+        g = u // P[layout.P_NBA]
         bus = Z.bus_of[u]
         if Z.last_col_bg[rk] == g:
             if Z.last_col_bus[rk] == bus:
@@ -503,10 +501,10 @@ def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x, features):
         Z.last_bus[g] = bus
         Z.sel_req[u // Z.p[ZP_SB]] = -1  # (MASA) the selection is used
         core._issue_column(P, T, S, X, t, q, ch, i, features)
-        cmd = core.RD + q
+        cmd = layout.RD + q
         if S.open_row[u] < 0:
             # auto-precharge: it happens after tRTP / write recovery, not before ACT+tRAS
-            cmd = core.RDA + q
+            cmd = layout.RDA + q
             done = t + (Z.p[ZP_TRTP] if q == 0 else Z.p[ZP_TWRA])
             lock = Z.act_at[u] + Z.p[ZP_TRAS]
             _closed(Z, u, t, max(done, lock))
@@ -518,11 +516,11 @@ def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x, features):
 def _after_refresh(P, S, Z, ch, t):
     """A PREA or REF just issued: the log row has no sub-bank; a PREA closed every unit
     of its rank."""
-    if P[core.P_LOG] != 0:
-        S.log[S.F[core.F_LOG_LEN] - 1, LOG_SUBBANK] = -1
+    if P[layout.P_LOG] != 0:
+        S.log[S.F[layout.F_LOG_LEN] - 1, LOG_SUBBANK] = -1
     sb = Z.p[ZP_SB]
-    per_rank = P[core.P_NBG] * P[core.P_NBA]
-    for rk in range(ch * P[core.P_NRANK], (ch + 1) * P[core.P_NRANK]):
+    per_rank = P[layout.P_NBG] * P[layout.P_NBA]
+    for rk in range(ch * P[layout.P_NRANK], (ch + 1) * P[layout.P_NRANK]):
         if S.open_count[rk] != 0:
             continue
         for u in range(rk * per_rank, (rk + 1) * per_rank):
@@ -541,13 +539,13 @@ def _priority(P, Z, sched, kind, u, j):
     then the rest; ERUCA: FR-FCFS with hits on the other bus of their bank group first
     and precharges forced by the row-address path last (but never the oldest
     request's, nor one past the age cap: ``j`` is then 0)."""
-    if sched < core.SCHED_FRFCFS:
+    if sched < layout.SCHED_FRFCFS:
         return 0
     if sched != SCHED_ERUCA:
         return 0 if kind == K_HIT else 1
     if kind == K_HIT:
         if Z.p[ZP_OTHERBUS] != 0 and Z.p[ZP_BUSES] > 1 and \
-                Z.last_bus[u // P[core.P_NBA]] == Z.bus_of[u]:
+                Z.last_bus[u // P[layout.P_NBA]] == Z.bus_of[u]:
             return 1
         return 0
     if kind == K_ROWPATH and Z.p[ZP_AVOID] != 0 and j > 0:
@@ -560,10 +558,10 @@ def _serve_owned(P, T, S, X, Z, ch, t, q, scan, features):
     """Activated requests of queue ``q`` (the one the write mode does not serve): the
     oldest whose next command is ready issues it. Returns (issued, next cycle)."""
     best = -1
-    best_id = core.INF
+    best_id = layout.INF
     best_cmd = -1
     best_x = -1
-    nxt = core.INF
+    nxt = layout.INF
     for k in range(S.n_owned[ch]):
         u = S.owned[ch, k]
         if S.owner_q[u] != q or S.ref_pending[S.rank_of[u]] != 0:
@@ -584,7 +582,7 @@ def _serve_owned(P, T, S, X, Z, ch, t, q, scan, features):
         return False, nxt
     h = S.q_head[q, ch]
     for j in range(S.q_len[q, ch]):
-        i = (h + j) & P[core.P_QMASK]
+        i = (h + j) & P[layout.P_QMASK]
         if S.q_id[q, ch, i] == best_id:
             _issue(P, T, S, X, Z, t, q, ch, i, best_cmd, best_x, features)
             return True, nxt
@@ -595,19 +593,19 @@ def _serve_owned(P, T, S, X, Z, ch, t, q, scan, features):
 def _serve_queue(P, T, S, X, Z, ch, t, q, scan, features):
     """One command for the queue the write mode serves, by the scheduler's priority.
     Returns (issued, next cycle at which a command of the queue becomes ready)."""
-    sched = P[core.P_SCHED]
-    hit_first = sched >= core.SCHED_FRFCFS
-    capped = sched == core.SCHED_FRFCFS_CAP
-    cap = P[core.P_CAP]
-    nxt = core.INF
+    sched = P[layout.P_SCHED]
+    hit_first = sched >= layout.SCHED_FRFCFS
+    capped = sched == layout.SCHED_FRFCFS_CAP
+    cap = P[layout.P_CAP]
+    nxt = layout.INF
     best = -1
     best_prio = 99
     best_cmd = -1
     best_x = -1
     head = S.q_head[q, ch]
-    mask = P[core.P_QMASK]
+    mask = P[layout.P_QMASK]
     n_scan = S.q_len[q, ch]
-    if sched == core.SCHED_FCFS_STRICT and n_scan > 1:
+    if sched == layout.SCHED_FCFS_STRICT and n_scan > 1:
         n_scan = 1
     # the eruca scheduler's avoidance: a row-path precharge waits while the bank's open
     # rows still have work (a queued hit, or an ACT compatible with every open sibling,
@@ -628,7 +626,7 @@ def _serve_queue(P, T, S, X, Z, ch, t, q, scan, features):
             continue
         # the age cap: avoidance never holds a request that has waited that long
         held = avoid and (age_cap == 0 or t - S.q_arr[q, ch, i] < age_cap)
-        if avoid and (kind == K_HIT or (cmd == core.ACT and Z.n_open[u // sb] > 0)):
+        if avoid and (kind == K_HIT or (cmd == layout.ACT and Z.n_open[u // sb] > 0)):
             Z.work[u // sb] = scan
         if kind == K_HIT and capped and S.scan_stamp[u] == scan and S.bypass[u] >= cap:
             continue  # the row-hit cap: an older request to this unit's row goes first
@@ -682,14 +680,14 @@ def schedule_channel(P, T, S, X, ch, t, features):
     Z = X[X_SUBBANK]
     S.clean_at[ch] = -1
     core._update_write_mode(P, S, X, ch, features)
-    nxt = core.INF
-    if P[core.P_REFRESH] != 0:
+    nxt = layout.INF
+    if P[layout.P_REFRESH] != 0:
         issued, nxt = core._refresh(P, T, S, ch, t)
         if issued:
             _after_refresh(P, S, Z, ch, t)
             return t + 1
-    scan = S.F[core.F_SCAN] + 1
-    S.F[core.F_SCAN] = scan
+    scan = S.F[layout.F_SCAN] + 1
+    S.F[layout.F_SCAN] = scan
     q = S.wmode[ch]
     if S.n_owned_q[1 - q, ch] > 0:
         issued, owned_next = _serve_owned(P, T, S, X, Z, ch, t, 1 - q, scan, features)
@@ -702,16 +700,16 @@ def schedule_channel(P, T, S, X, ch, t, features):
         return t + 1
     if queue_next < nxt:
         nxt = queue_next
-    if P[core.P_POLICY] == core.PAGE_TIMEOUT:
+    if P[layout.P_POLICY] == layout.PAGE_TIMEOUT:
         # close rows that nobody has used for the timeout and nobody waits for
-        per_rank = P[core.P_NBG] * P[core.P_NBA]
-        u0 = ch * P[core.P_NRANK] * per_rank
-        for u in range(u0, u0 + P[core.P_NRANK] * per_rank):
+        per_rank = P[layout.P_NBG] * P[layout.P_NBA]
+        u0 = ch * P[layout.P_NRANK] * per_rank
+        for u in range(u0, u0 + P[layout.P_NRANK] * per_rank):
             if S.open_row[u] < 0 or S.pending[0, u] + S.pending[1, u] != 0:
                 continue
             if S.ref_pending[S.rank_of[u]] != 0:
                 continue
-            r = max(ready(S, Z, core.PRE, u), S.last_use[u] + P[core.P_TIMEOUT])
+            r = max(ready(S, Z, layout.PRE, u), S.last_use[u] + P[layout.P_TIMEOUT])
             if r <= t:
                 _issue_pre(P, T, S, Z, t, u, -1)
                 return t + 1

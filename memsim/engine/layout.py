@@ -1,0 +1,120 @@
+"""The engine's shared constants and state layout: what the compiled loop
+(``memsim.engine.core``) and the mechanism modules (``nda``, ``subbank``, ``ecc``,
+``cores``, ``step``) agree on. Command ids, scheduler / page-policy / outcome ids, the
+indices into the parameter array ``P``, the front-end array ``F`` and the counters,
+the per-bank and per-rank statistics columns, the latency histogram, the command-log
+width, the ``Tables`` and ``State`` tuples (their arrays are described in
+``memsim.engine.core``'s docstring), and the feature bits and mechanism slots of the
+loop variants.
+
+Everything here is a compile-time constant of every loop variant (numba freezes
+module globals), so ``core._mechanism_sources`` puts this file's source into every
+variant's cache key. ``memsim.engine.core`` re-exports every name (``core.ACT`` ...).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from memsim.engine.jit import INLINE as _INLINE
+
+# Command ids (must match memsim.dram.spec.CMD; checked there at import).
+ACT, PRE, PREA, RD, WR, RDA, WRA, REF = range(8)
+N_CMD = 8
+INF = np.int64(1) << np.int64(62)
+
+# Scheduler and page-policy ids (the registries in memsim.engine map names to these).
+SCHED_FCFS, SCHED_FCFS_STRICT, SCHED_FRFCFS, SCHED_FRFCFS_CAP = 0, 1, 2, 3
+PAGE_OPEN, PAGE_CLOSED, PAGE_TIMEOUT = 0, 1, 2
+
+# Row-buffer outcome of a request: decided by the first command issued for it.
+CAT_NONE, CAT_HIT, CAT_MISS, CAT_CONFLICT = -1, 0, 1, 2
+
+# Indices into the parameter array P.
+(P_NCH, P_NRANK, P_NBG, P_NBA, P_SCHED, P_POLICY, P_TIMEOUT, P_CAP, P_RQ_CAP, P_WQ_CAP,
+ P_WM_HI, P_WM_LO, P_TIMED, P_MAX_OUT, P_REFRESH, P_TREFI, P_TRFC, P_TICK, P_LOG, P_QMASK,
+ P_CYCLE, P_FMASK, P_LEN) = range(23)
+
+# Indices into the front-end / clock scalar array F.
+(F_NOW, F_IDX, F_NFREED, F_HEAP, F_FINAL_CYCLE, F_SCAN, F_LOG_LEN, F_NREQ,
+ F_LEN) = range(9)
+# As fast as possible, P_MAX_OUT outstanding slots. A request holds one from when it gets
+# it until its data burst ends, also while it waits for room in its queue; slots go to
+# requests in trace order, each freed slot to the next request. So request r (counted
+# from 0 over the run) holds the r-th slot ever freed: the first P_MAX_OUT are free at
+# cycle 0, then one at each data end (the heap holds those of the requests in the
+# controller). ``freed[j & P_FMASK]`` is the cycle the j-th slot freed and F_NFREED how
+# many have: request r has its slot iff r < F_NFREED, since ``freed[r & P_FMASK]``. (The
+# ring holds at most P_MAX_OUT slots not yet taken by a request in the controller.)
+# F_NREQ counts the requests that entered (an ECC scheme's extra accesses are not
+# requests).
+
+# Indices into the counter array.
+(C_READS, C_WRITES, C_HIT, C_MISS, C_CONFLICT, C_R2W, C_R2W_IDLE, C_W2R, C_W2R_IDLE,
+ C_RSW, C_RSW_IDLE, C_BUSY, C_LAT_SUM_R, C_LAT_SUM_W, C_LAT_MAX_R, C_LAT_MAX_W,
+ C_QUEUE_SUM_R, C_QUEUE_SUM_W, C_FE_SUM_R, C_FE_SUM_W, C_REF_REOPEN, C_CMD) = range(22)
+N_COUNTERS = C_CMD + N_CMD
+
+# Columns of the per-bank statistics array bank_stats[NB, BS_LEN] (requests per bank and
+# direction are counted outside the loop, from the decoded trace).
+BS_HITS, BS_MISSES, BS_CONFLICTS, BS_ACTS, BS_LEN = range(5)
+
+# Columns of the per-rank array rank_stats[rank, RS_LEN], what the energy model needs:
+# commands (RS_PRE counts banks closed: PRE, each open bank a PREA closes, and every
+# auto-precharge), cycles with at least one bank open or a refresh under way
+# (RS_ACTIVE; RS_SINCE is when the open period began), and when the last REF ends.
+(RS_ACT, RS_PRE, RS_RD, RS_WR, RS_REF, RS_ACTIVE, RS_SINCE, RS_REF_END,
+ RS_LEN) = range(9)
+
+# Latency histogram: exact below HIST_LINEAR cycles, then 256 buckets per power of two.
+HIST_LINEAR = 1 << 16
+HIST_SIZE = HIST_LINEAR + 47 * 256
+
+# Command-log columns (memsim.cmdlog.COLUMNS). The plain loop never writes the last
+# (sub-bank): it stays 0 from the buffer's allocation.
+LOG_COLS = 9  # cycle, channel, rank, bankgroup, bank, row, column, command, request
+# (a mechanism may add one column after these: the NDA's source, the sub-bank)
+
+
+Tables = namedtuple("Tables", "latency window_prev window_scope window_next window_size "
+                              "window_latency burst_cycles data_delay")
+State = namedtuple("State", " ".join((
+    "node_ch node_rank node_bg node_bank rank_of",  # geometry: bank -> node ids
+    "earliest win_hist win_count",  # timing
+    "open_row open_count bypass pending hits_pending last_use",  # banks
+    "owner_id owner_q owned owned_pos n_owned n_owned_q",  # activated, not yet served
+    "scan_stamp ready_hit ready_other",  # scheduler scratch
+    "ref_due ref_pending",  # refresh
+    "q_id q_arr q_bank q_row q_col q_cat q_first q_len q_head",  # queues
+    "wmode ch_next last_dir last_rank last_end",  # channels
+    "clean_at soon_bank soon_hit soon_n",  # channels: the last bank phase's forecast
+    "F heap freed counters bank_stats rank_stats hist log",  # front end, statistics, log
+)))
+
+
+@njit(**_INLINE)
+def hist_index(v):
+    if v < HIST_LINEAR:
+        return v
+    e = 16
+    while (v >> (e + 1)) != 0:
+        e += 1
+    return HIST_LINEAR + (e - 16) * 256 + ((v >> (e - 8)) & 255)
+
+
+# Feature bits. Each compiled variant of the loop has a fixed set, given to make_loop,
+# so that a mechanism's code is compiled only into the variants that use it: the plain
+# DDR4 loop (features 0) contains none of it. A mechanism's own code lives in its own
+# module; the loop and its helpers call it under ``if features & F_...``, which the
+# compiler resolves (``features`` is a constant of each variant). Its state travels in
+# the tuple ``X``, one slot per mechanism (X_...; a placeholder array where unused).
+F_NONE = 0
+F_SUBBANK = 1  # sub-banks / sub-arrays below the bank (ERUCA, SALP, MASA)
+F_NDA = 2  # near-data accelerators: a second command source per rank
+F_CORES = 4  # closed-loop cores as the front end
+F_STEP = 8  # run to a given cycle and report completions (the SimPy front door)
+F_ECC = 16  # accesses of several kinds: ECC extra accesses, decode latency (engine/ecc.py)
+X_SUBBANK, X_NDA, X_CORES, X_STEP, X_ECC, X_LEN = range(6)
