@@ -48,6 +48,11 @@ waits tCCD_L + tRMW after a write to the same bank group). With a half-cycle bur
 the checker counts half cycles: a burst may end on a half cycle, but every command must
 sit on a whole cycle (rule ``clock_edge``: DDR4 registers commands on the rising clock
 edge, and a burst starts RL or WL whole cycles after its command).
+
+The packetized NDA interface (``modules``): a scheduler on each module issues its rank's
+commands, host and NDA alike, so the channel's command bus, its data bus and the rank
+switch concern each rank alone: the checker treats every rank as a channel of its own
+(violations name it as channel ``channel * ranks + rank``, rank 0).
 """
 
 from __future__ import annotations
@@ -160,9 +165,13 @@ RULES = (
     Rule("tRTRS_WR_RD", OTHER_RANK, WRITES, READS, "CWL + tBL + tRTRS - CL"),
     # --- channel: one command per cycle on the command bus ---
     Rule("cmd_bus", CHANNEL, COMMANDS, COMMANDS, "1"),
-    # --- a rank takes one command per cycle, from either source (its own pins); between
-    # host commands cmd_bus already says so ---
+    # --- a rank takes one command per cycle, from either source (its own pins), and its
+    # data pins carry one burst at a time; between host commands cmd_bus and data_bus
+    # already say so ---
     Rule("rank_cmd", RANK, COMMANDS, COMMANDS, "1",
+         between=((HOST, NDA), (NDA, HOST), (NDA, NDA))),
+    Rule("rank_data", RANK, READS, READS, "tBL", between=((HOST, NDA), (NDA, HOST), (NDA, NDA))),
+    Rule("rank_data", RANK, WRITES, WRITES, "tBL",
          between=((HOST, NDA), (NDA, HOST), (NDA, NDA))),
 )
 
@@ -356,8 +365,12 @@ class ProtocolChecker:
                  banks_per_group: int, max_violations: int | None = None,
                  refresh: bool = True, keep: int | None = None,
                  interface: Interface | None = None,
-                 subbank: SubbankRules | None = None):
+                 subbank: SubbankRules | None = None, modules: int = 0):
         iface = interface or Interface()
+        # packetized NDA interface: every rank scheduled by its module, as a channel
+        self.modules = modules
+        if modules:
+            channels, ranks = channels * ranks, 1
         t = dict(timings)
         # the interface in effect: RL and WL with PL, the CRC_DM / on-die timings
         t["CL"] += iface.read_latency_adder
@@ -535,6 +548,11 @@ class ProtocolChecker:
         else:
             sub = np.zeros(len(df), np.int64)
         cols = {c: df[c].to_numpy(dtype=np.int64) for c in COLUMNS[1:-1]}
+        if self.modules:
+            rank = cols["rank"]
+            bad_rank = (rank < 0) | (rank >= self.modules)
+            cols["channel"] = np.where(bad_rank, -1, cols["channel"] * self.modules + rank)
+            cols["rank"] = np.zeros_like(rank)
         # cycles, counted in ticks of 1/scale cycle (half cycles: DUO's 4.5-cycle bursts)
         ticks = df["cycle"].to_numpy(dtype=np.float64) * self.scale
         whole = np.round(ticks)
@@ -873,17 +891,26 @@ class ProtocolChecker:
 # --------------------------------------------------------------------------------------
 
 
+def modules_of(cfg) -> int:
+    """The ``modules`` argument for a run's config: its ranks per channel with the
+    packetized NDA interface (each rank's commands come from its module), else 0."""
+    nda = getattr(cfg, "nda", None)
+    return cfg.dram.ranks if nda is not None and nda.enabled and \
+        nda.interface == "packetized" else 0
+
+
 def check_commands(df: pd.DataFrame, timings: dict, channels: int, ranks: int,
                    bankgroups: int, banks_per_group: int, max_violations: int | None = None,
                    first_line: int = 2, refresh: bool = True,
                    interface: Interface | None = None,
-                   subbank: SubbankRules | None = None) -> list[Violation]:
+                   subbank: SubbankRules | None = None, modules: int = 0) -> list[Violation]:
     """Check a command log held in a DataFrame; row i is CSV line ``first_line + i``.
     ``refresh=False``: the run had refresh switched off, so no refresh deadlines.
     ``interface``: an ECC scheme's changes to the interface (default: none).
     ``subbank``: the rules of a sub-banked device (:func:`subbank_rules`)."""
     checker = ProtocolChecker(timings, channels, ranks, bankgroups, banks_per_group,
-                              max_violations, refresh, interface=interface, subbank=subbank)
+                              max_violations, refresh, interface=interface, subbank=subbank,
+                              modules=modules)
     checker.feed(df, first_line)
     return checker.violations
 
@@ -892,23 +919,24 @@ def check_file(path, timings: dict, channels: int, ranks: int, bankgroups: int,
                banks_per_group: int, max_violations: int | None = None,
                chunk_rows: int = 1 << 20, refresh: bool = True,
                interface: Interface | None = None,
-               subbank: SubbankRules | None = None) -> list[Violation]:
+               subbank: SubbankRules | None = None, modules: int = 0) -> list[Violation]:
     """Check a command-log CSV (``.csv`` or ``.csv.gz``), reading it in chunks."""
     return check_log(path, timings, channels, ranks, bankgroups, banks_per_group,
                      max_violations=max_violations, chunk_rows=chunk_rows,
-                     refresh=refresh, interface=interface, subbank=subbank).violations
+                     refresh=refresh, interface=interface, subbank=subbank,
+                     modules=modules).violations
 
 
 def check_log(path, timings: dict, channels: int, ranks: int, bankgroups: int,
               banks_per_group: int, max_violations: int | None = None,
               keep: int | None = None, chunk_rows: int = 1 << 20,
               refresh: bool = True, interface: Interface | None = None,
-              subbank: SubbankRules | None = None) -> ProtocolChecker:
+              subbank: SubbankRules | None = None, modules: int = 0) -> ProtocolChecker:
     """Check a command-log CSV; return the checker (``total``, ``counts`` per rule, the
     first ``keep`` ``violations``). Unreadable or malformed logs raise ValueError naming
     the file (and line)."""
     checker = ProtocolChecker(timings, channels, ranks, bankgroups, banks_per_group,
-                              max_violations, refresh, keep, interface, subbank)
+                              max_violations, refresh, keep, interface, subbank, modules)
     try:
         _check_chunks(checker, path, chunk_rows)
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError,

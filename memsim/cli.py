@@ -193,7 +193,7 @@ def _checker(path, cfg, keep: int):
     return check.check_log(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
                            spec.banks_per_group, keep=keep, refresh=cfg.dram.refresh,
                            interface=spec.ecc.checker(spec.timings),
-                           subbank=check.subbank_rules(cfg))
+                           subbank=check.subbank_rules(cfg), modules=check.modules_of(cfg))
 
 
 def _check_log(path, cfg) -> int:

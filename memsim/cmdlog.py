@@ -65,8 +65,9 @@ def columns_for(cfg, spec) -> tuple[LogColumn, ...]:
     """The command-log columns of a run with config ``cfg`` (device ``spec``); the
     mechanisms' extra columns only when they are on, so that plain DDR4 logs keep their
     nine."""
-    if cfg.nda.enabled:
-        return NDA_COLUMNS
+    if cfg.nda.enabled:  # (with an ECC scheme that only changes timings: its kind too)
+        ecc_on = spec.ecc is not None and spec.ecc.scheme != "none"
+        return NDA_COLUMNS + ((KIND_COLUMN,) if ecc_on else ())
     if spec.subbanks_per_bank > 1:
         return SUBBANK_COLUMNS
     if spec.ecc is not None and spec.ecc.scheme != "none":

@@ -161,7 +161,13 @@ class CoreConfig:
 
 # Near-data accelerators (memsim.nda): kernels, policies and interfaces by name.
 NDA_KERNELS = ("COPY", "SCAL", "AXPY", "DOT", "GEMV", "GATHER_REDUCE")
-NDA_POLICIES = ("host_first", "time_slice", "bank_partition", "row_hit_cap")
+NDA_POLICIES = ("host_first", "time_slice", "row_hit_cap")
+NDA_LAYOUTS = ("interleaved", "bank_partition")
+NDA_PREDICTORS = ("queue_head", "rank_sequence")
+# Values that moved to another key: the error says where (memsim.nda's model changed).
+_NDA_MOVED = {"bank_partition": "is a data layout, not an arbitration policy: set "
+              "nda.layout: bank_partition (with nda.policy host_first, time_slice or "
+              "row_hit_cap; host_first is the default)"}
 
 
 @dataclass
@@ -192,23 +198,38 @@ class NdaConfig:
     # a kernel that finishes starts over (the run then ends with the host's trace);
     # otherwise the run lasts until every rank's kernel has finished
     repeat: bool = False
-    policy: str = field(default="host_first", metadata=_choice(*NDA_POLICIES))
-    # traditional: the host controller mirrors the NDAs' decisions; packetized: host
-    # requests reach a module-side scheduler packet_latency_cycles later
+    # arbitration: host_first (an NDA command issues only if it delays no host request
+    # queued for the rank), time_slice, row_hit_cap (memsim/nda.py)
+    policy: str = field(default="host_first",
+                        metadata={**_choice(*NDA_POLICIES), "moved": _NDA_MOVED})
+    # where data lies: interleaved (host and NDA data share every bank) or bank_partition
+    # (the host's data in the first host_banks banks of each rank, the NDA's in the rest)
+    layout: str = field(default="interleaved", metadata=_choice(*NDA_LAYOUTS))
+    # traditional: the host controller issues every command and mirrors the NDAs'
+    # decisions; packetized: host requests reach a scheduler on each module
+    # packet_latency_cycles later, which issues the rank's commands (read data returns
+    # over the channel, another hop)
     interface: str = field(default="traditional",
                            metadata=_choice("traditional", "packetized"))
     packet_latency_cycles: int = field(default=12, metadata={"min": 0})
-    # bank_partition: banks of each rank that hold the host's data (the NDA's: the rest)
+    # bank_partition layout: banks of each rank that hold the host's data
     host_banks: int = field(default=8, metadata={"min": 1})
     # time_slice: the rank is the host's for host_slice_cycles, then the NDA's
     host_slice_cycles: int = field(default=1000, metadata={"min": 1})
     nda_slice_cycles: int = field(default=1000, metadata={"min": 1})
     # row_hit_cap: NDA row hits in a row (while the host waits) before the NDA yields
-    row_hit_cap: int = field(default=16, metadata={"min": 1})
-    # interference controls on NDA writes
+    # (each may hold a host request back: larger caps cost the host more, see README)
+    row_hit_cap: int = field(default=2, metadata={"min": 1})
+    # interference controls on NDA writes: the probability that a write opportunity (the
+    # rank turning idle for the host) lets the NDA write (one draw per opportunity; a
+    # rank left idle write_redraw_cycles after a lost draw is a new opportunity)
     write_issue_probability: float = field(default=1.0, metadata={"min": 0.0, "max": 1.0})
+    write_redraw_cycles: int = field(default=512, metadata={"min": 1})
     write_min_host_idle_cycles: int = field(default=0, metadata={"min": 0})
+    # hold NDA writes to the rank the host's next request is predicted for while it is
+    # due (predictor: queue_head or rank_sequence)
     next_rank_prediction: bool = False
+    predictor: str = field(default="rank_sequence", metadata=_choice(*NDA_PREDICTORS))
     seed: int = field(default=1, metadata={"min": 0})
 
 
@@ -304,6 +325,8 @@ def _check_value(path: str, f: dataclasses.Field, value: Any) -> Any:
         if len(value) > meta["max_items"]:
             raise ConfigError(f"{path}: {len(value)} entries; at most {meta['max_items']}")
         return list(value)
+    if "moved" in meta and value in meta["moved"]:
+        raise ConfigError(f"{path}: {value!r} {meta['moved'][value]}")
     if "choices" in meta and value not in meta["choices"]:
         opts = ", ".join(str(c) for c in meta["choices"])
         raise ConfigError(f"{path}: {value!r} is not one of: {opts}")
@@ -519,9 +542,6 @@ def _check_consistency(cfg: Config) -> None:
         from memsim import nda
 
         nda.check(cfg)
-        if cfg.ecc.scheme != "none":
-            raise ConfigError(f"nda.enabled: near-data accelerators with an ECC scheme "
-                              f"(ecc.scheme: {cfg.ecc.scheme}) are not supported together")
         if cfg.dram.subbank_scheme != "none":
             raise ConfigError(f"nda.enabled: near-data accelerators with sub-banks "
                               f"(dram.subbank_scheme: {cfg.dram.subbank_scheme}) are not "
@@ -531,10 +551,7 @@ def _check_consistency(cfg: Config) -> None:
 def _check_front_end(cfg: Config) -> None:
     """Keys of the cores front end are errors unless frontend.mode is cores."""
     if cfg.frontend.mode == "cores":
-        for on, key, what in ((cfg.nda.enabled, "nda.enabled", "near-data accelerators"),):
-            if on:
-                raise ConfigError(f"{key}: {what} with frontend.mode: cores are not "
-                                  f"supported together (replay a trace instead)")
+        # (NDAs and sub-banks each work with cores: their own loop variants)
         return
     why = f"is only used with frontend.mode: cores (the mode is {cfg.frontend.mode!r})"
     fe_default = FrontendConfig()

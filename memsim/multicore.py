@@ -18,6 +18,7 @@ untimed one gap 0.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import time
@@ -31,6 +32,7 @@ from memsim import __version__
 from memsim import config as config_mod
 from memsim.dram import spec as spec_mod
 from memsim.engine import CoreSetup, Engine
+from memsim.engine import core as core_mod
 from memsim.engine import cores as cores_mod
 from memsim.engine.core import X_CORES
 from memsim.mapping import AddressMapping
@@ -117,6 +119,8 @@ def core_setup(cfg, spec, mapping: AddressMapping, traces: list[CoreTrace],
     for j, ct in enumerate(traces):
         addr = mapping.check(ct.addr, f"{ct.name} (core {j})", None, wrap_addresses)
         dec.append(mapping.decode(addr))
+    if cfg.nda.enabled:  # (the NDAs' data layout places the host's addresses)
+        dec = [_nda_placed(d, cfg, spec) for d in dec]
     c = cfg.core
     targets = [c.instructions or ct.instructions for ct in traces]
     return CoreSetup(
@@ -125,6 +129,13 @@ def core_setup(cfg, spec, mapping: AddressMapping, traces: list[CoreTrace],
         bank=[d.bank for d in dec], row=[d.row for d in dec], column=[d.column for d in dec],
         is_write=[ct.is_write.astype(np.int64) for ct in traces],
         gap=[ct.gap for ct in traces], targets=targets)
+
+
+def _nda_placed(d, cfg, spec):
+    from memsim import nda
+
+    bank, row = nda.host_remap(d.bank, d.row, nda.Geometry.from_dram(cfg.dram), cfg.nda)
+    return dataclasses.replace(d, bank=bank, row=row)
 
 
 def prepare(traces, cfg, *, fmt: str | None = None, skip_bad_lines: bool = False,
@@ -173,7 +184,16 @@ def simulate(cfg, traces: list[CoreTrace], *, tick: bool = False, cmd_log=None,
                   rank_stats=engine.rank_activity(), cycles=engine.final_cycle,
                   wall_seconds=wall, jit_seconds=jit_seconds, jit_compiled=compiled,
                   trace=info, cores=_per_core(cfg, spec, traces, C),
-                  subbank=_subbank_stats(engine))
+                  subbank=_subbank_stats(engine),
+                  nda=_nda_counters(engine))
+
+
+def _nda_counters(engine):
+    if not engine.features & core_mod.F_NDA:
+        return None
+    from memsim import nda
+
+    return nda.counters(engine.X[core_mod.X_NDA])
 
 
 def _per_core(cfg, spec, traces: list[CoreTrace], C) -> dict:
@@ -234,7 +254,12 @@ def alone_key(cfg, ct: CoreTrace, target: int) -> str:
 def alone_ipcs(cfg, traces: list[CoreTrace], cache_dir=None, tick: bool = False,
                notify: bool = False) -> list[float]:
     """Each core's IPC running alone on the same system (with the same page placement
-    and target). ``cache_dir``: results kept as ``<key>.json`` there and reused."""
+    and target; without near-data accelerators). ``cache_dir``: results kept as
+    ``<key>.json`` there and reused."""
+    if cfg.nda.enabled:
+        from memsim import nda
+
+        cfg = nda.without(cfg)
     alone_cfg = config_mod.load(cfg, [("frontend.translation", "none"),
                                       ("frontend.cores", [])])
     out = []

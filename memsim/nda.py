@@ -33,10 +33,18 @@ Layout: element ``e`` of an operand lies in NDA bank slot ``e mod B`` (the NDA's
 banks of the rank, bank groups fastest), and operands that are read together element
 by element (x and y of COPY, AXPY, DOT) share each row: element ``e`` of every one of
 them sits in the same rank, bank and row, each operand in its own part of the row.
-The host keeps its own address interleaving; its data and the NDA's share the banks,
-except under ``bank_partition`` (the host's addresses are folded into the first
-``host_banks`` banks of each rank, the NDA's data into the rest). The NDA's operands
-occupy the top rows of its banks.
+The host keeps its own address interleaving; its data and the NDA's share the banks
+(``nda.layout: interleaved``), or, with ``nda.layout: bank_partition``, the host's
+addresses are folded into the first ``host_banks`` banks of each rank and the NDA's data
+into the rest, so that host accesses stop closing the NDA's rows. The layout combines
+with any arbitration policy. The NDA's operands occupy the top rows of its banks.
+
+Arbitration (``nda.policy``): ``host_first`` is host priority as a guarantee (an NDA
+command issues only if it delays no host request the host's scheduler may serve next;
+``memsim.engine.nda``); ``row_hit_cap`` lets up to ``row_hit_cap`` NDA row hits in a row
+go first while the host waits, then host_first; ``time_slice`` gives the rank to the host
+and the NDA in turns. :func:`host_delay_bound` states how many cycles NDA commands can
+hold a host request back under each.
 """
 
 from __future__ import annotations
@@ -60,12 +68,17 @@ KERNELS = {
 }
 # Arbitration policies: name -> id of the compiled controller (memsim.engine.nda.POL_*).
 POLICIES = {
-    "host_first": 0,  # an NDA command issues only when the host has nothing ready
+    "host_first": 0,  # an NDA command issues only if it delays no host request
     "time_slice": 1,  # the rank belongs to the host, then the NDA, in turns
-    "bank_partition": 2,  # host_first, with the host's data and the NDA's in separate banks
-    "row_hit_cap": 3,  # NDA row hits go first until N in a row while the host waits
+    "row_hit_cap": 2,  # NDA row hits go first until N in a row while the host waits
 }
+# Next-rank predictors (memsim.engine.nda.PRED_*; 0 is none).
+PREDICTORS = {"queue_head": 1, "rank_sequence": 2}
+LAYOUTS = ("interleaved", "bank_partition")
 INTERFACES = ("traditional", "packetized")
+# ECC schemes NDAs work with: those that change only the interface's timings or the
+# chips of a rank (no extra accesses, no controller-side decode, whole-cycle bursts,
+# no lock-stepped channels); see check().
 
 # Segment kinds and parts of a kernel program (memsim.engine.nda.SEG_*).
 SEG_LINEAR, SEG_GATHER = 0, 1
@@ -218,7 +231,7 @@ def nda_banks(nda, geom: Geometry) -> tuple[int, ...]:
     bank_partition the first ``host_banks`` slots are the host's."""
     slots = [bg * geom.banks_per_group + ba
              for ba in range(geom.banks_per_group) for bg in range(geom.bankgroups)]
-    return tuple(slots[nda.host_banks:] if nda.policy == "bank_partition" else slots)
+    return tuple(slots[nda.host_banks:] if nda.layout == "bank_partition" else slots)
 
 
 def layout(prog: Program, nda, geom: Geometry) -> Layout:
@@ -298,10 +311,11 @@ def accesses(prog: Program, lay: Layout, seed: int) -> np.ndarray:
 # ---------------------------------------------------------------- host side
 
 def host_remap(bank: np.ndarray, row: np.ndarray, geom: Geometry, nda):
-    """bank_partition: fold the host's decoded (bank, row) into the first ``host_banks``
-    bank slots of its rank; the bank bits that no longer select a bank become the low
-    bits of the row (rows beyond the bank's wrap around). Other policies: unchanged."""
-    if nda.policy != "bank_partition":
+    """The bank_partition layout: fold the host's decoded (bank, row) into the first
+    ``host_banks`` bank slots of its rank; the bank bits that no longer select a bank
+    become the low bits of the row (rows beyond the bank's wrap around). The interleaved
+    layout: unchanged. Works on numpy arrays and on plain ints alike."""
+    if nda.layout != "bank_partition":
         return bank, row
     per_rank = geom.banks_per_rank
     nba, nbg = geom.banks_per_group, geom.bankgroups
@@ -317,12 +331,45 @@ def host_remap(bank: np.ndarray, row: np.ndarray, geom: Geometry, nda):
 def check(cfg) -> None:
     """Rules of the nda section that involve the rest of the config (ConfigError naming
     the key)."""
+    from memsim.config import NdaConfig
+
     nda = cfg.nda
+    default = NdaConfig()
     geom = Geometry.from_dram(cfg.dram)
-    if nda.policy == "bank_partition" and not 1 <= nda.host_banks < geom.banks_per_rank:
-        raise ConfigError(f"nda.host_banks: {nda.host_banks} leaves no banks to one side "
-                          f"(a {cfg.dram.org} rank has {geom.banks_per_rank} banks; expected "
-                          f"1 to {geom.banks_per_rank - 1})")
+    if nda.layout == "bank_partition":
+        if not 1 <= nda.host_banks < geom.banks_per_rank:
+            raise ConfigError(f"nda.host_banks: {nda.host_banks} of the {geom.banks_per_rank} "
+                              f"banks of a {cfg.dram.org} rank would leave the NDA no bank "
+                              f"(expected 1 to {geom.banks_per_rank - 1})")
+    elif nda.host_banks != default.host_banks:
+        raise ConfigError(f"nda.host_banks: only used with nda.layout: bank_partition (the "
+                          f"layout is {nda.layout!r})")
+    if nda.predictor != default.predictor and not nda.next_rank_prediction:
+        raise ConfigError("nda.predictor: only used with nda.next_rank_prediction: true")
+    if nda.write_redraw_cycles != default.write_redraw_cycles and \
+            nda.write_issue_probability == 1.0:
+        raise ConfigError("nda.write_redraw_cycles: only used with nda.write_issue_probability "
+                          "below 1")
+    if cfg.frontend.mode == "cores" and nda.interface == "packetized":
+        raise ConfigError("nda.interface: 'packetized' with frontend.mode: cores is not "
+                          "supported (the cores enter requests without the packet hop); use "
+                          "traditional")
+    if cfg.ecc.scheme != "none":
+        from memsim import ecc as ecc_mod
+
+        iface = ecc_mod.interface(cfg, ddr4.resolve_timings(
+            cfg.dram.speed, cfg.dram.org, cfg.dram.density_gbit, cfg.dram.timing))
+        why = ("adds accesses or a decode step in the controller (the NDA variant has no "
+               "ECC accesses)" if iface.needs_engine else
+               "puts the engine on a half-cycle grid (NDA parameters are whole cycles)"
+               if iface.time_scale != 1 else
+               "runs two channels as one (an NDA belongs to one rank of one channel)"
+               if iface.lockstep else "")
+        if why:
+            raise ConfigError(f"ecc.scheme: {cfg.ecc.scheme!r} with near-data accelerators is "
+                              f"not supported: it {why}. Schemes that only change timings or "
+                              f"chips (write_crc, ca_parity, secded_x72, chipkill_x4, ondie, "
+                              f"aiecc without partial writes or decode latency) work")
     if nda.kernel == "GEMV" and nda.matrix_cols * ELEMENT_BYTES % BURST_BYTES:
         raise ConfigError(f"nda.matrix_cols: {nda.matrix_cols} elements of {ELEMENT_BYTES} B "
                           f"are not whole {BURST_BYTES} B bursts (expected a multiple of "
@@ -334,10 +381,70 @@ def check(cfg) -> None:
     layout(program(nda, geom), nda, geom)
 
 
+def without(cfg):
+    """The same config with the near-data accelerators off (the host alone)."""
+    from memsim import config as config_mod
+
+    data = config_mod.export(cfg)
+    data.pop("nda", None)
+    return config_mod.load(data)
+
+
+def draw(seed: int, rank: int, n: int) -> float:
+    """The ``n``-th draw of rank ``rank``'s stream (flat rank index), as a number in [0,
+    1): the stochastic write issue's coin (the compiled ``_draw``, in plain Python)."""
+    base = _mix64((seed << 16) + rank + 1) >> 1
+    return (_mix64((base + n * 0x9E3779B97F4A7C15) & _M64) >> 11) / float(1 << 53)
+
+
+# ---------------------------------------------------------------- the host-delay bound
+
+def host_delay_bound(spec, policy: str, row_hit_cap: int = 0) -> dict | None:
+    """How many cycles NDA commands can hold one host request back, by the rule of
+    opportunistic issue (memsim.engine.nda): an NDA command never pushes the chain of a
+    request the host may serve next, so what remains are the effects of NDA commands
+    issued before the request became eligible (it entered, the previous command for it
+    issued, the channel turned to its direction), at most the longest latency from an
+    NDA command to each command of its chain less one cycle, and the tRP of
+    precharging a row an NDA opened. Returns per command (``PRE``, ``ACT``, ``column``,
+    in engine cycles) that latency less one, and ``request``: their sum plus tRP; with
+    ``row_hit_cap``, ``cap`` more NDA column commands may go first, each holding a host
+    column command back at most the NDA-column-to-host-column latency. None for
+    ``time_slice`` (the host waits out the NDA's slices)."""
+    from memsim.dram.spec import CMD
+
+    if policy == "time_slice":
+        return None
+    L = spec.latency
+    scopes = [s for s, on in enumerate(spec.nda_scopes[:4]) if on]
+    nda_cmds = [CMD[c] for c in ("ACT", "PRE", "RD", "WR")]
+
+    def longest(nxt: list[int]) -> int:
+        worst = max(int(L[p, s, n]) for p in nda_cmds for s in scopes for n in nxt)
+        for w in range(spec.window_prev.size):  # tFAW: ACTs of the window
+            if spec.window_next[w] in nxt and spec.nda_scopes[spec.window_scope[w]]:
+                worst = max(worst, int(spec.window_latency[w]))
+        return worst
+
+    out = {"PRE": longest([CMD["PRE"]]) - 1, "ACT": longest([CMD["ACT"]]) - 1,
+           "column": longest([CMD["RD"], CMD["WR"]]) - 1}
+    trp = int(L[CMD["PRE"], 3, CMD["ACT"]])
+    out["request"] = out["PRE"] + trp + out["ACT"] + out["column"]
+    if policy == "row_hit_cap":
+        col = [CMD["RD"], CMD["WR"]]
+        hit = max(int(L[p, s, n]) for p in col for s in scopes for n in col)
+        out["request"] += row_hit_cap * hit
+    return out
+
+
 # ---------------------------------------------------------------- engine state
 
-def engine_state(cfg, spec):
-    """The compiled controller's arrays (``memsim.engine.nda.NdaState``) for a config."""
+def engine_state(cfg, spec, S, channels: int, modules: int):
+    """The compiled controller's arrays (``memsim.engine.nda.NdaState``) for a config.
+    ``S``: the engine's state (the host-only timing table is shaped like its own);
+    ``channels``: the engine's channels (with the packetized interface every rank is
+    scheduled on its own: ``modules`` of them per channel)."""
+    from memsim.dram.spec import CMD
     from memsim.engine import nda as eng
 
     nda = cfg.nda
@@ -353,8 +460,13 @@ def engine_state(cfg, spec):
     prm[eng.N_LAUNCH] = nda.launch_cycle
     prm[eng.N_REPEAT] = int(nda.repeat)
     prm[eng.N_WPROB] = round(nda.write_issue_probability * (1 << 53))
+    prm[eng.N_REDRAW] = nda.write_redraw_cycles
     prm[eng.N_MIN_IDLE] = nda.write_min_host_idle_cycles
-    prm[eng.N_PREDICT] = int(nda.next_rank_prediction)
+    prm[eng.N_PREDICT] = PREDICTORS[nda.predictor] if nda.next_rank_prediction else 0
+    # an NDA write holds a read of its rank back this long (the write-to-read
+    # turnaround, same bank group): the window a predicted host request must not fall in
+    L = spec.latency
+    prm[eng.N_SHADOW] = max(int(L[CMD["WR"], s, CMD["RD"]]) for s in (1, 2))
     prm[eng.N_HSLICE] = nda.host_slice_cycles
     prm[eng.N_NSLICE] = nda.nda_slice_cycles
     prm[eng.N_CAP] = nda.row_hit_cap
@@ -366,6 +478,9 @@ def engine_state(cfg, spec):
     prm[eng.N_EMB_BURSTS] = prog.slice_bursts
     prm[eng.N_POOL] = prog.pooling
     prm[eng.N_NBANKS] = len(lay.slot_bank)
+    prm[eng.N_PACKET] = int(nda.interface == "packetized")
+    prm[eng.N_HOP] = nda.packet_latency_cycles
+    prm[eng.N_MODULES] = modules
     segs = sorted(prog.segments, key=lambda s: s.part)  # (stable: program order within)
     part_start = np.zeros(4, i64)
     for p in range(3):
@@ -375,9 +490,13 @@ def engine_state(cfg, spec):
     rk[:, eng.RK_DQ_SRC] = -1
     rk[:, eng.RK_DQ_DIR] = -1
     rk[:, eng.RK_RNG] = [_mix64((nda.seed << 16) + r + 1) >> 1 for r in range(nranks)]
+    rk[:, eng.RK_WOK] = -1  # the launch is the first write opportunity
     gen = np.zeros((nranks, eng.G_LEN), i64)
-    chs = np.zeros((spec.channels, eng.CH_LEN), i64)
-    chs[:, eng.CH_PRED] = -1
+    chs = np.zeros((channels, eng.CH_LEN), i64)
+    for k in (eng.CH_PRED, eng.CH_LAST_ARR, eng.CH_HIST1, eng.CH_HIST2, eng.CH_LEAD16):
+        chs[:, k] = -1
+    per_ch = nranks // channels
+    n_banks = nranks * spec.banks_per_rank
     return eng.NdaState(
         prm=prm, scopes=np.array(spec.nda_scopes, i64),
         seg_part=np.array([s.part for s in segs], i64),
@@ -397,7 +516,15 @@ def engine_state(cfg, spec):
         w_flags=np.zeros((nranks, W), i64),
         w_head=np.zeros(nranks, i64), w_len=np.zeros(nranks, i64),
         rk=rk, stats=np.zeros((nranks, eng.NS_LEN), i64), chs=chs,
-        seen=np.zeros(spec.channels * spec.ranks * spec.banks_per_rank, i64),
+        ptab=np.full((channels, per_ch * per_ch), -1, i64),
+        he=np.zeros_like(S.earliest), hwin_hist=np.zeros_like(S.win_hist),
+        hwin_count=np.zeros_like(S.win_count),
+        bl_id=np.full(eng.RING_MASK + 1, -1, i64), bl_enq=np.zeros(eng.RING_MASK + 1, i64),
+        bl_val=np.zeros(eng.RING_MASK + 1, i64),
+        bank_last=np.zeros(n_banks, i64), host_row=np.full(n_banks, -1, i64),
+        host_row_at=np.zeros(n_banks, i64),
+        link=np.zeros(spec.channels, i64),
+        seen=np.zeros(n_banks, i64),
         glob=np.zeros(eng.GL_LEN, i64),
     )
 
@@ -457,6 +584,13 @@ def per_rank_columns(config: dict, spec, c: NdaCounters, cycles: int) -> dict:
         "throttled_writes_probability": s[:, eng.NS_THR_PROB],
         "throttled_writes_host_idle": s[:, eng.NS_THR_IDLE],
         "throttled_writes_prediction": s[:, eng.NS_THR_PRED],
+        "write_opportunities": s[:, eng.NS_OPP],
+        "write_opportunities_won": s[:, eng.NS_OPP_WON],
+        "host_requests": s[:, eng.NS_HREQ],
+        "host_delay_cycles_max": s[:, eng.NS_DELAY_MAX],
+        "host_delay_cycles_mean": np.divide(s[:, eng.NS_DELAY_SUM], s[:, eng.NS_HREQ],
+                                            out=np.zeros(n), where=s[:, eng.NS_HREQ] > 0),
+        "host_delayed_requests": s[:, eng.NS_DELAYED],
     }
     for k, name in enumerate(eng.TA_KINDS):
         cols[f"turnaround_{name}_count"] = s[:, eng.NS_TA + 2 * k]
@@ -484,8 +618,13 @@ def summarize(config: dict, spec, c: NdaCounters, cycles: int) -> dict:
     def by_rank(values, cast=float):
         return {name: cast(v) for name, v in zip(names, values, strict=True)}
 
+    hreq = int(s[:, eng.NS_HREQ].sum())
+    bound = host_delay_bound(spec, nda["policy"], nda["row_hit_cap"])
+    delay_max = int(s[:, eng.NS_DELAY_MAX].max())
+    delay_mean = int(s[:, eng.NS_DELAY_SUM].sum()) / hreq if hreq else 0.0
     out = {
-        "kernel": nda["kernel"], "policy": nda["policy"], "interface": nda["interface"],
+        "kernel": nda["kernel"], "policy": nda["policy"], "layout": nda["layout"],
+        "interface": nda["interface"],
         "requests": {"reads": int(s[:, eng.NS_RD].sum()), "writes": int(s[:, eng.NS_WR].sum())},
         "bandwidth_gbps": {"total": total_bw, **by_rank(cols["bandwidth_gbps"]),
                            "rank_peak": rank_peak},
@@ -511,10 +650,24 @@ def summarize(config: dict, spec, c: NdaCounters, cycles: int) -> dict:
         "throttled_writes": {"probability": int(s[:, eng.NS_THR_PROB].sum()),
                              "host_idle": int(s[:, eng.NS_THR_IDLE].sum()),
                              "prediction": int(s[:, eng.NS_THR_PRED].sum())},
+        "write_opportunities": {"drawn": int(s[:, eng.NS_OPP].sum()),
+                                "won": int(s[:, eng.NS_OPP_WON].sum())},
+        # NDA-caused host delay (memsim.engine.nda): per host request served, the cycles
+        # NDA commands held its commands back; the bound of the policy (None: time_slice)
+        "host_delay_cycles": {"max": delay_max, "mean": delay_mean,
+                              "delayed_requests": int(s[:, eng.NS_DELAYED].sum()),
+                              "requests": hreq,
+                              "bound": None if bound is None else bound["request"]},
+        "host_delay_ns": {"max": round(delay_max * tck, 4), "mean": delay_mean * tck,
+                          "bound": None if bound is None else round(bound["request"] * tck,
+                                                                    4)},
     }
     if nda["next_rank_prediction"]:
+        arrivals = int(c.chs[:, eng.CH_ARRIVALS].sum())
         n = int(c.chs[:, eng.CH_PRED_N].sum())
         ok = int(c.chs[:, eng.CH_PRED_OK].sum())
-        out["predictor"] = {"name": "queue_head", "predictions": n, "correct": ok,
-                            "accuracy": ok / n if n else float("nan")}
+        out["predictor"] = {"name": nda["predictor"], "arrivals": arrivals,
+                            "predictions": n, "correct": ok,
+                            "accuracy": ok / n if n else float("nan"),
+                            "coverage": n / arrivals if arrivals else float("nan")}
     return out

@@ -485,7 +485,8 @@ def _nda_rows(n: dict) -> list[tuple[str, str]]:
     ranks = [k for k in bw if k.startswith("ch")]
     host_ta = ta["host_read_after_nda_write"]
     rows = [
-        ("NDA", f"{n['kernel']}, {n['policy']}, {n['interface']}; {n['requests']['reads']:,} "
+        ("NDA", f"{n['kernel']}, {n['policy']}, {n['layout']} layout, {n['interface']}; "
+                f"{n['requests']['reads']:,} "
                 f"reads, {n['requests']['writes']:,} writes; kernel time {kernel} "
                 f"({n['kernel_runs']} run(s) in every rank)"),
         ("NDA bandwidth GB/s", f"total {bw['total']:.3f} ({100 * n['peak_fraction']['total']:.1f}"
@@ -497,10 +498,20 @@ def _nda_rows(n: dict) -> list[tuple[str, str]]:
                              f"({host_ta['idle_cycles']:,} idle cycles); host-idle fraction "
                              f"{n['host_idle_fraction']['mean']:.3f}; throttled writes "
                              + ", ".join(f"{k} {v:,}" for k, v in n["throttled_writes"].items())
-                             + (f"; prediction accuracy {n['predictor']['accuracy']:.3f}"
-                                if "predictor" in n else "")),
+                             + (f"; {n['predictor']['name']} prediction accuracy "
+                                f"{n['predictor']['accuracy']:.3f}, coverage "
+                                f"{n['predictor']['coverage']:.3f}" if "predictor" in n else "")),
+        ("NDA-caused host delay", _nda_delay(n)),
     ]
     return rows
+
+
+def _nda_delay(n: dict) -> str:
+    d, ns = n["host_delay_cycles"], n["host_delay_ns"]
+    bound = ("none (time_slice)" if d["bound"] is None
+             else f"{d['bound']:,} cycles = {ns['bound']:.1f} ns")
+    return (f"max {d['max']:,} cycles = {ns['max']:.1f} ns, mean {d['mean']:.2f} cycles; "
+            f"{d['delayed_requests']:,} of {d['requests']:,} requests delayed; bound {bound}")
 
 
 def _subbank_lines(s: dict) -> list[tuple[str, str]]:

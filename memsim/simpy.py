@@ -86,6 +86,11 @@ class MemorySystem:
         self._writer = (CommandLogWriter(cmd_log, columns_for(cfg, self.spec),
                                          self.spec.time_scale, config=cfg.to_dict())
                         if cmd_log is not None else None)
+        # near-data accelerators: their layout places the host's data; a packetized
+        # interface delivers requests to the modules a hop later
+        self._nda = cfg.nda if cfg.nda.enabled else None
+        self._hop = (self._nda.packet_latency_cycles
+                     if self._nda is not None and self._nda.interface == "packetized" else 0)
         self._engine = Engine(cfg, self.spec, timed=True, step=True, log_sink=self._writer)
         self.jit_seconds, self.jit_compiled = warm_up(self._engine, notify)
         self._decode = _ScalarDecoder(self.mapping)
@@ -141,7 +146,12 @@ class MemorySystem:
         i = self._tail
         buf = self._buf
         bank, row, col = self._decode(a)
-        buf[0, i] = cyc
+        if self._nda is not None and self._nda.layout != "interleaved":
+            from memsim import nda
+
+            bank, row = nda.host_remap(bank, row, nda.Geometry.from_dram(self.config.dram),
+                                       self._nda)
+        buf[0, i] = cyc + self._hop
         buf[1, i] = is_write
         buf[2, i] = bank
         buf[3, i] = row
@@ -231,9 +241,17 @@ class MemorySystem:
             bank_stats=np.hstack([rw, e.S.bank_stats]), rank_stats=e.rank_activity(),
             cycles=e.final_cycle, wall_seconds=self._wall + time.perf_counter() - t0,
             jit_seconds=self.jit_seconds, jit_compiled=self.jit_compiled,
-            trace={"path": "<simpy>", "mode": "simpy", "requests": self._made})
+            trace={"path": "<simpy>", "mode": "simpy", "requests": self._made},
+            nda=self._nda_counters(), latency_offset_cycles=self._hop)
         self._result.bank_stats[:, :2] = self._rw
         return self._result
+
+    def _nda_counters(self):
+        if self._nda is None:
+            return None
+        from memsim import nda
+
+        return nda.counters(self._engine.X[core_mod.X_NDA])
 
     def __enter__(self):
         return self

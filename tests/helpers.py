@@ -121,7 +121,7 @@ def violations(path, cfg=None, overrides=()):
     return check.check_file(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
                             spec.banks_per_group, refresh=c.dram.refresh,
                             interface=spec.ecc.checker(spec.timings),
-                            subbank=check.subbank_rules(c))
+                            subbank=check.subbank_rules(c), modules=check.modules_of(c))
 
 
 # ---------------------------------------------------------------- synthetic traces
@@ -166,7 +166,7 @@ def conservation_errors(log: pd.DataFrame, addr, is_write, mapping: AddressMappi
     """Why the command log does not serve every request exactly once, in its direction,
     at its decoded channel/rank/bank group/bank/row/column (empty list: it does). With
     near-data accelerators (``nda_cfg``, the config's nda section) the host's decoded
-    banks are those of its policy (bank_partition folds them) and the log's NDA rows are
+    banks are those of its layout (bank_partition folds them) and the log's NDA rows are
     left out."""
     s = mapping.spec
     d = mapping.decode(np.asarray(addr, np.int64))

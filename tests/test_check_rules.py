@@ -168,10 +168,10 @@ def test_one_cycle_early_breaks_exactly_that_rule(rows, rule, earlier_line, over
 
 
 def test_every_rule_name_is_exercised():
-    # (rank_cmd binds two sources: its one-cycle tests are in test_nda.py; clock_edge
-    # needs a log with half-cycle bursts: test_ecc_check.py)
+    # (rank_cmd and rank_data bind two sources: their one-cycle tests are in test_nda.py;
+    # clock_edge needs a log with half-cycle bursts: test_ecc_check.py)
     named = {c[2] for c in TIMING_CASES} | {"bank_state", "refresh_interval", "rank_cmd",
-                                            "clock_edge"}
+                                            "rank_data", "clock_edge"}
     assert named == set(RULE_NAMES)
 
 

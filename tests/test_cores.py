@@ -459,12 +459,3 @@ def test_the_cores_preset_runs_its_shipped_workload(monkeypatch):
     assert c["count"] == 4
     assert [c[f"core{j}"]["instructions"] for j in range(4)] == [3000] * 4
     assert 0 < c["weighted_speedup"] <= 4 and c["max_slowdown"] >= 1
-
-
-@pytest.mark.parametrize("preset, key", [("ddr4_2400_x8_1ch2r_nda_axpy", "nda.enabled")])
-def test_cores_with_ndas_is_a_config_error_naming_the_key(preset, key):
-    # their hooks are not wired into each other's loop variants (cores with sub-banks
-    # work: tests/test_subbank.py)
-    with pytest.raises(ConfigError, match=rf"^{key}: .* with frontend.mode: cores are not "
-                                          rf"supported together"):
-        config.load(preset, CORES)

@@ -47,9 +47,11 @@ def _texts(fig) -> list[str]:
 
 
 @pytest.mark.parametrize("which", ["big", "small"])
-# nda: tests/test_nda.py; ecc: tests/test_ecc.py; eruca: below; cores: tests/test_cores.py
+# nda, nda-tradeoff: tests/test_nda.py; nda-cores: tests/test_nda_frontends.py; ecc:
+# tests/test_ecc.py; eruca: below; cores: tests/test_cores.py
 @pytest.mark.parametrize("kind", [k for k in KINDS
-                                  if k not in ("nda", "ecc", "eruca", "cores")])
+                                  if k not in ("nda", "nda-tradeoff", "nda-cores", "ecc",
+                                               "eruca", "cores")])
 def test_every_kind_writes_a_png(results, kind, which, tmp_path):
     out = tmp_path / f"{kind}.png"
     fig = plot(results[which], kind, out)

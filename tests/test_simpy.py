@@ -159,12 +159,6 @@ def test_example_dma_copy():
     assert 0 < out["bandwidth_gbps"] < SPEC.peak_bandwidth_gbps
 
 
-def test_example_host_and_nda():
-    out = run_example("simpy_host_nda")
-    assert out["with_nda"]["host_read_mean_ns"] > out["alone"]["host_read_mean_ns"]
-    assert out["with_nda"]["nda_lines"] > 0
-
-
 def test_readme_simpy_example_runs():
     import re
     import subprocess
@@ -181,8 +175,7 @@ def test_readme_simpy_example_runs():
     assert (CL + tBL) * TCK < float(mean_ns) < (tRCD + CL + tBL) * TCK
 
 
-@pytest.mark.parametrize("preset, key", [("ddr4_2400_x8_1ch2r_nda_axpy", "nda.enabled"),
-                                         ("ddr4_2400_x8_1ch1r_eruca",
+@pytest.mark.parametrize("preset, key", [("ddr4_2400_x8_1ch1r_eruca",
                                           "dram.subbanks_per_bank")])
 def test_simpy_with_ndas_or_sub_banks_is_refused_naming_the_key(preset, key):
     with pytest.raises(ValueError, match=rf"^{key}: .* cannot be combined with (the cores "

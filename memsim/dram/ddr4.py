@@ -193,10 +193,13 @@ SOURCE_SCOPES = {
     "other_rank": (("host", "host"),),
 }
 # Rules that exist only with a second source: a rank takes one command per cycle, from
-# either source (its command pins). Between host commands the channel's command bus
-# already says so.
+# either source (its command pins), and bursts of one direction on the rank's data pins
+# do not overlap (tBL: the earlier command's burst, longer than tCCD_S with write CRC).
+# Between host commands the channel's command and data buses already say so.
 NDA_CONSTRAINTS = (
     ("rank", COMMANDS, COMMANDS, "1", 1, False),
+    ("rank", _RD, _RD, "tBL", 1, False),
+    ("rank", _WR, _WR, "tBL", 1, False),
 )
 
 

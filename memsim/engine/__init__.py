@@ -43,9 +43,10 @@ assert {n: i for i, n in enumerate(("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WR
     == spec_mod.CMD, "command ids out of sync between memsim.dram.spec and the engine"
 assert nda_mod.POLICIES == {"host_first": nda_engine.POL_HOST_FIRST,
                             "time_slice": nda_engine.POL_TIME_SLICE,
-                            "bank_partition": nda_engine.POL_BANK_PARTITION,
                             "row_hit_cap": nda_engine.POL_ROW_HIT_CAP}, \
     "NDA policy ids out of sync between memsim.nda and memsim.engine.nda"
+assert nda_mod.PREDICTORS == {"queue_head": nda_engine.PRED_QUEUE_HEAD,
+                              "rank_sequence": nda_engine.PRED_RANK_SEQUENCE}
 assert (nda_mod.SEG_LINEAR, nda_mod.SEG_GATHER) == (nda_engine.SEG_LINEAR,
                                                     nda_engine.SEG_GATHER)
 assert nda_engine.LOG_SOURCE == core.LOG_COLS, "the NDA's source column follows the nine"
@@ -165,6 +166,12 @@ class Engine:
         self.timed = timed
         self.log_sink = log_sink
         nch, nr = spec.channels, spec.ranks
+        # the packetized NDA interface: a scheduler on each module issues its rank's
+        # commands, so the engine schedules every rank as a channel of its own (the flat
+        # bank and rank numbering is the same; the command log says channel and rank)
+        self.modules = nr if cfg.nda.enabled and cfg.nda.interface == "packetized" else 0
+        if self.modules:
+            nch, nr = nch * nr, 1
         nbg, nba = spec.bankgroups, spec.banks_per_group
         # with sub-banks the engine's "bank" is the unit that holds a row, and nba counts
         # units per bank group (memsim.engine.subbank)
@@ -285,18 +292,17 @@ class Engine:
         self.X = tuple(np.zeros(1, i64) for _ in range(core.X_LEN))
         if cfg.nda.enabled:
             self.features |= core.F_NDA
-            self._set_x(core.X_NDA, nda_mod.engine_state(cfg, spec))
+            self._set_x(core.X_NDA, nda_mod.engine_state(cfg, spec, self.S, nch,
+                                                         self.modules or 1))
         if sb > 1:
             self.features |= core.F_SUBBANK
             self._set_x(core.X_SUBBANK, subbank.build_state(spec, cfg, extra))
-        # (the cores front end and sub-banks work together: the F_CORES | F_SUBBANK variant)
-        if (cores is not None or step) and cfg.nda.enabled or step and sb > 1:
+        # (the cores front end works with sub-banks and with NDAs: their own variants)
+        if step and sb > 1:
             raise ValueError(
-                f"{'nda.enabled' if cfg.nda.enabled else 'dram.subbanks_per_bank'}: "
-                f"{'NDAs' if cfg.nda.enabled else 'sub-banks'} cannot be combined with "
-                f"{'the cores front end or ' if cfg.nda.enabled else ''}"
-                f"the SimPy front door yet (their hooks are not "
-                f"wired into each other's loop variants); replay a trace instead")
+                "dram.subbanks_per_bank: sub-banks cannot be combined with the SimPy front "
+                "door yet (their hooks are not wired into each other's loop variants); "
+                "replay a trace or use frontend.mode: cores instead")
         if cores is not None:
             self.features |= core.F_CORES
             self._set_x(core.X_CORES, _cores_state(cores, tick, nb, nch, scale))
@@ -449,8 +455,14 @@ class Engine:
         n = int(self.S.F[core.F_LOG_LEN])
         if n and self.log_sink is not None:
             block = self.S.log[:n].copy()
+            if self.modules:  # (the engine's channel is the flat rank)
+                flat = block[:, 1].copy()
+                block[:, 1], block[:, 2] = flat // self.modules, flat % self.modules
             if self._log_kinds:
                 block = ecc_mod.decode_log(block, bool(self.features & core.F_ECC))
+                if self.features & core.F_NDA:  # (an NDA's commands move its data)
+                    nda_rows = block[:, nda_engine.LOG_SOURCE] == nda_engine.SRC_NDA
+                    block[nda_rows, -1] = ecc_mod.KIND_DATA
             self.log_sink(block)
             if self.features & core.F_NDA:
                 self.S.log[:n, nda_engine.LOG_SOURCE] = nda_engine.SRC_HOST  # (host rows

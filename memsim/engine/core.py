@@ -413,6 +413,8 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
                           S.node_bank[b], cmd,
                           (C_R2W if q == 1 else C_W2R) if S.last_dir[ch] != q else C_RSW,
                           S.last_end[ch], T.data_delay[cmd], S.q_arr[q, ch, i])
+    if features & F_NDA:  # (before the command's own effect on the timing table)
+        nda.host_command(P, T, S, X[X_NDA], cmd, b, t, q, i)
     _apply_constraints(P, T, S, cmd, b, t)
     S.hits_pending[q, b] -= 1
     S.pending[q, b] -= 1
@@ -443,8 +445,9 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
 
     # data bus: utilisation
     end = start + T.burst_cycles[cmd]
+    done = end  # when the host has the request's data (NDAs: a packetized link later)
     if features & F_NDA:
-        nda.host_column(S, X[X_NDA], ch, rk, q, start, end, S.q_arr[q, ch, i])
+        done = nda.host_column(S, X[X_NDA], ch, rk, q, start, end, S.q_arr[q, ch, i])
     S.last_dir[ch] = q
     S.last_rank[ch] = rank_in_ch
     S.last_end[ch] = end
@@ -453,20 +456,20 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
     if features & F_ECC:  # latency and completion: the user's requests only
         ecc_engine.served(P, S, X[X_ECC], t, q, ch, i, end)
     else:
-        lat = end - S.q_arr[q, ch, i]
+        lat = done - S.q_arr[q, ch, i]
         S.counters[C_READS + q] += 1
         S.counters[C_LAT_SUM_R + q] += lat
         if lat > S.counters[C_LAT_MAX_R + q]:
             S.counters[C_LAT_MAX_R + q] = lat
         S.hist[q, hist_index(lat)] += 1
-        if end > S.F[F_FINAL_CYCLE]:
-            S.F[F_FINAL_CYCLE] = end
+        if done > S.F[F_FINAL_CYCLE]:
+            S.F[F_FINAL_CYCLE] = done
         if P[P_TIMED] == 0:
-            _heap_push(S, end)
+            _heap_push(S, done)
     if features & F_CORES:
-        cores_complete(X[X_CORES], S.q_id[q, ch, i], q, ch, b, end, end - S.q_arr[q, ch, i])
+        cores_complete(X[X_CORES], S.q_id[q, ch, i], q, ch, b, done, done - S.q_arr[q, ch, i])
     if features & F_STEP:
-        step_complete(X[X_STEP], S.q_id[q, ch, i], end)
+        step_complete(X[X_STEP], S.q_id[q, ch, i], done)
 
     _remove(P, S, q, ch, i)
 
@@ -873,6 +876,8 @@ def _schedule_channel(P, T, S, X, ch, t, features):
                     break
 
     if best >= 0:
+        if features & F_NDA and best_cmd != RD + q:  # (the column command: in _issue_column)
+            nda.host_command(P, T, S, X[X_NDA], best_cmd, S.q_bank[q, ch, best], t, q, best)
         if best_cmd == ACT:
             _issue_act(P, T, S, t, q, ch, best)
         elif best_cmd == PRE:
@@ -906,6 +911,8 @@ def _schedule_channel(P, T, S, X, ch, t, features):
             if due > ready:
                 ready = due
             if ready <= t:
+                if features & F_NDA:
+                    nda.host_command(P, T, S, X[X_NDA], PRE, b, t, 0, -1)
                 _issue_pre(P, T, S, t, b, -1)
                 return t + 1
             if ready < nxt:
@@ -1096,9 +1103,6 @@ def make_loop(features: int):
                 cand = nda.next_event(X[X_NDA])
                 if cand < nxt:
                     nxt = cand
-                if nxt >= INF and idx == n:
-                    F[F_NOW] = t
-                    return STUCK  # nothing can ever happen again (a bug: reported)
             if idx < n and not blocked_full:
                 if timed:
                     cand = arrival[idx]
@@ -1116,6 +1120,10 @@ def make_loop(features: int):
                 cand = step_stop(X[X_STEP])
                 if cand < nxt:
                     nxt = cand
+            if features & F_NDA:
+                if nxt >= INF and idx == n:
+                    F[F_NOW] = t
+                    return STUCK  # nothing can ever happen again (a bug: reported)
             if nxt <= t:
                 nxt = t + 1
             t = nxt + (nxt & (cycle - 1))  # (a data end on a half cycle: the next cycle)

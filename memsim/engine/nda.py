@@ -6,13 +6,39 @@ a few hook points (see ``core.make_loop``):
 - ``step`` once per channel and cycle, *before* the host's scheduling step: each NDA
   controller of the channel's ranks may issue one command (so an NDA command and a host
   command never go to one rank in the same cycle; the rank's command slot rule also
-  says so, as data);
+  says so, as data). It also notes the host requests that entered the controller since
+  its last look (their enqueue cycle, and the next-rank predictor's input) and the
+  channel's switches between reading and writing;
 - ``next_event`` in the loop's next-event computation;
 - ``host_blocked`` where the host skips a rank (a due refresh, or a time slice the NDA
   owns);
-- ``host_column`` when the host issues a column command (turnarounds between the
-  sources, the next-rank predictor's accuracy, the row-hit cap's streak);
+- ``host_command`` just before the host issues ACT, PRE or a column command: the cycles
+  NDA commands held that command back (the NDA-caused host delay) and the host-only
+  timing table it is measured against;
+- ``host_column`` when the host's column command has issued (turnarounds between the
+  sources, the row-hit cap's streak, the packetized interface's return link); it returns
+  the cycle the request is complete at the host;
 - ``unfinished`` / ``finish`` when the host's work is done.
+
+Opportunistic issue (host priority as a guarantee). An NDA command may issue to a rank
+only if it delays no host request the host's scheduler may serve next (every request of
+the queue the channel is serving, and activated requests of the other): for each bank of
+the rank the host's next command there (as ``core._bank_phase`` sees it) and the rest of
+its chain (PRE -> ACT -> column command) are projected from the timing table as it
+stands, and the NDA command must not push any of them later (its rank, bank-group and
+bank rows of the table: turnarounds, tCCD, tRRD, tRTP/tWR/tRAS..., and the rank's
+one-command-per-cycle slot), must leave the tFAW window room for the ACTs those chains
+need, and may not open a row in a bank such a request waits on. ``_host_delayed``
+computes it with the same table lookups the host's own scheduler makes (16 banks, at
+most three commands each).
+
+The NDA-caused host delay is measured apart from that rule, against a second timing
+table ``he`` that only host commands update: when the host issues a command, the cycles
+by which the shared table held it back beyond both the host-only table and the cycle the
+request became eligible for it (its enqueue, the previous host command on the bank, the
+channel's switch to its direction) are charged to the request; precharging a row an NDA
+opened costs its tRP on top. Summed over the request's commands, it is the request's
+NDA-caused delay.
 
 The NDA controller of a rank keeps a window of the next ``queue_depth`` accesses of its
 kernel, generated in program order by a compiled address generator (a program of
@@ -33,7 +59,11 @@ State (:class:`NdaState`, arrays only): ``prm`` parameters (``N_*``); the kernel
 (``seg_*``, ``part_start``) and layout (``op_*``, ``slot_bank``); per rank the generator
 position ``gen[rank, G_*]``, the window ring ``w_*[rank, slot]`` with ``w_head`` /
 ``w_len``, scalars ``rk[rank, RK_*]`` and statistics ``stats[rank, NS_*]``; per channel
-``chs[ch, CH_*]``; ``seen`` per bank and ``glob`` scratch.
+``chs[ch, CH_*]`` and the rank-sequence predictor's table ``ptab[ch, R*R]``; the host-only
+timing table ``he`` / ``hwin_hist`` / ``hwin_count`` (shaped like the engine's); per host
+request, by ``id & RING_MASK``, its enqueue cycle and delay so far (``bl_*``); per bank the
+last host command's cycle and whether an NDA opened the open row; ``link`` (packetized:
+when each channel's return link is free); ``seen`` per bank and ``glob`` scratch.
 """
 
 from __future__ import annotations
@@ -48,30 +78,42 @@ from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import INLINE as _INLINE
 
 INF = np.int64(1) << np.int64(62)
+NEVER = -(np.int64(1) << np.int64(40))  # memsim.dram.spec.NO_CONSTRAINT
 
 # Arbitration policies (memsim.nda.POLICIES maps the names to these ids).
-POL_HOST_FIRST, POL_TIME_SLICE, POL_BANK_PARTITION, POL_ROW_HIT_CAP = range(4)
+POL_HOST_FIRST, POL_TIME_SLICE, POL_ROW_HIT_CAP = range(3)
+# Next-rank predictors (memsim.nda.PREDICTORS).
+PRED_NONE, PRED_QUEUE_HEAD, PRED_RANK_SEQUENCE = range(3)
 # Kinds of segment of a kernel program.
 SEG_LINEAR, SEG_GATHER = 0, 1
 
 # prm: parameters
 (N_POLICY, N_W, N_LAUNCH, N_REPEAT, N_WPROB, N_MIN_IDLE, N_PREDICT, N_HSLICE, N_NSLICE,
  N_CAP, N_RESPECT, N_NBLOCKS, N_SEED, N_EMB_ROWS, N_EMB_BURSTS, N_POOL, N_NBANKS,
- N_LEN) = range(18)
+ N_REDRAW, N_SHADOW, N_PACKET, N_HOP, N_MODULES, N_LEN) = range(23)
 # gen[rank, ...]: where the address generator stands (part, block, segment, position)
 G_PART, G_BLOCK, G_SEG, G_POS, G_LEN = range(5)
-# rk[rank, ...]
+# rk[rank, ...]; RK_WOK: the current write opportunity's draw (-1: not drawn yet, 0: lost,
+# 1: won), RK_OPP_AT: when it was drawn
 (RK_DEP, RK_DONE, RK_RUNS, RK_FIRST_END, RK_STREAK, RK_HBUSY, RK_HSINCE, RK_HBUSY_CYC,
- RK_DQ_SRC, RK_DQ_DIR, RK_DQ_END, RK_DRAWS, RK_RNG, RK_LEN) = range(14)
-# chs[ch, ...]
-CH_NEXT, CH_PRED, CH_PRED_OK, CH_PRED_N, CH_LEN = range(5)
+ RK_DQ_SRC, RK_DQ_DIR, RK_DQ_END, RK_DRAWS, RK_RNG, RK_WOK, RK_OPP_AT, RK_LEN) = range(16)
+# chs[ch, ...]: the next look; the predictor (its current prediction, a flat rank or -1;
+# arrivals, predictions made at them and correct ones; the last arrival, the mean gap
+# between arrivals x 16, the last two arrivals' ranks, the mean lead x 16: the cycles a
+# host request needed before its column command could go, 0 for a row hit, tRCD for a
+# miss, tRP + tRCD for a conflict); the channel's write mode, when it last switched to
+# reading (CH_MODE_AT) and writing (+1), the NDA's last look
+(CH_NEXT, CH_PRED, CH_PRED_OK, CH_PRED_N, CH_ARRIVALS, CH_LAST_ARR, CH_GAP16, CH_HIST1,
+ CH_HIST2, CH_LEAD16, CH_MODE, CH_MODE_AT, CH_MODE_AT1, CH_LOOK, CH_LEN) = range(15)
 # glob[...]
 GL_FINAL, GL_STAMP, GL_LEN = range(3)
 # stats[rank, ...]: commands, row-buffer outcome per access, writes held back by each
-# interference control (each write counted once per control), turnarounds on the rank's
-# data pins involving the NDA (count, then idle cycles)
+# interference control (each write counted once per control), write opportunities drawn
+# and won, host requests served and their NDA-caused delay (sum, max, how many > 0),
+# turnarounds on the rank's data pins involving the NDA (count, then idle cycles)
 (NS_RD, NS_WR, NS_ACT, NS_PRE, NS_HIT, NS_MISS, NS_CONFLICT, NS_THR_PROB, NS_THR_IDLE,
- NS_THR_PRED, NS_TA) = range(11)
+ NS_THR_PRED, NS_OPP, NS_OPP_WON, NS_HREQ, NS_DELAY_SUM, NS_DELAY_MAX, NS_DELAYED,
+ NS_TA) = range(17)
 TA_KINDS = ("host_read_after_nda_write", "host_write_after_nda_read",
             "nda_read_after_host_write", "nda_write_after_host_read",
             "nda_read_after_nda_write", "nda_write_after_nda_read")
@@ -79,6 +121,11 @@ NS_LEN = NS_TA + 2 * len(TA_KINDS)
 # window flags
 WF_LAST, WF_CAT, WF_PROB, WF_IDLE, WF_PRED = 1, 2, 4, 8, 16
 SRC_HOST, SRC_NDA = 0, 1
+# per-request ring (enqueue cycle, delay so far), indexed by id & RING_MASK
+RING_MASK = (1 << 16) - 1
+# the NDA keeps off a row the host opened until the host has left the bank alone this
+# many of its mean inter-arrival gaps (a stream's next request is then a row hit)
+HOST_ROW_GAPS = 4
 # command-log column of the source: after the engine's nine (checked in memsim.engine)
 LOG_SOURCE = 9
 LOG_COLS = LOG_SOURCE + 1
@@ -88,7 +135,9 @@ NdaState = namedtuple("NdaState", " ".join((
     "seg_part seg_op seg_write seg_kind seg_len seg_stride part_start",  # program
     "op_row op_share op_col0 op_len slot_bank",  # layout
     "gen w_bank w_row w_col w_write w_flags w_head w_len",  # per rank: generator, window
-    "rk stats chs seen glob",
+    "rk stats chs ptab",
+    "he hwin_hist hwin_count bl_id bl_enq bl_val bank_last host_row host_row_at",  # delay
+    "link seen glob",
 )))
 
 _U = np.uint64
@@ -112,7 +161,8 @@ def gather_row(seed, block, k, rows):
 
 @njit(**_INLINE)
 def _draw(Xn, rk):
-    """A uniform integer in [0, 2**53) from rank ``rk``'s own counter-based stream."""
+    """A uniform integer in [0, 2**53) from rank ``rk``'s own counter-based stream (the
+    n-th draw of a rank is ``memsim.nda.draw(seed, rank, n)``)."""
     n = Xn.rk[rk, RK_DRAWS]
     Xn.rk[rk, RK_DRAWS] = n + 1
     x = mix64(_U(Xn.rk[rk, RK_RNG]) + _U(n) * _U(0x9E3779B97F4A7C15))
@@ -268,69 +318,132 @@ def _apply(P, T, S, Xn, cmd, b, t):
                 e[node, c] = at
 
 
-# ---------------------------------------------------------------- the host, as the NDA sees it
+# ---------------------------------------------------------------- host priority
 
 @njit(**_INLINE)
-def _host_queued(P, S, rk):
-    """Whether the host has a request for rank ``rk`` queued (waiting or in service)."""
-    per_rank = P[core.P_NBG] * P[core.P_NBA]
-    for b in range(rk * per_rank, rk * per_rank + per_rank):
-        if S.pending[0, b] + S.pending[1, b] != 0:
+def _push(T, Xn, cmd, same_bg, same_bank, x):
+    """The latency NDA ``cmd`` imposes on a host ``x`` at a bank of its rank (NEVER:
+    none): the rank row, and the bank-group and bank rows where they share those."""
+    L = T.latency
+    sc = Xn.scopes
+    d = NEVER
+    if sc[1] != 0:
+        d = L[cmd, 1, x]
+    if same_bg and sc[2] != 0 and L[cmd, 2, x] > d:
+        d = L[cmd, 2, x]
+    if same_bank and sc[3] != 0 and L[cmd, 3, x] > d:
+        d = L[cmd, 3, x]
+    return d
+
+
+@njit(**_INLINE)
+def _chain_delayed(T, S, Xn, cmd, b, t, hb, first, col):
+    """Whether NDA ``cmd`` at bank ``b`` at ``t`` would push later any command of the
+    host's chain at bank ``hb`` that starts with ``first`` (PRE -> ACT -> ``col``, ACT ->
+    ``col`` or ``col``), each projected as the later of its readiness now and the
+    previous command's projection plus the bank's PRE->ACT (tRP) or ACT->column (tRCD)
+    latency; a command ready now is projected at ``t``."""
+    same_bg = S.node_bg[hb] == S.node_bg[b]
+    same_bank = hb == b
+    c = first
+    p = core._ready(S, c, hb)
+    if p < t:
+        p = t
+    if t + _push(T, Xn, cmd, same_bg, same_bank, c) > p:
+        return True
+    while c != col:
+        nx = core.ACT if c == core.PRE else col
+        p += T.latency[c, 3, nx]
+        r = core._ready(S, nx, hb)
+        if r > p:
+            p = r
+        if t + _push(T, Xn, cmd, same_bg, same_bank, nx) > p:
             return True
+        c = nx
     return False
 
 
 @njit(**_INLINE)
-def _host_ready(P, S, ch, rk, t):
-    """Whether the host's scheduler has a command for rank ``rk`` that may issue at
-    ``t`` (the channel's command bus aside): the rules of ``core._bank_phase`` and
-    ``core._activated_ready`` for the rank's banks, for the queue the host serves."""
+def _faw_binds(T, S, Xn, b, t, n_act):
+    """Whether an NDA ACT at bank ``b`` at ``t`` would leave the activation windows
+    (tFAW) of its rank too little room for the ``n_act`` ACTs the host's chains need:
+    the ACTs of the last window length, the NDA's and the host's must fit in one.
+    Returns 0 if not, else the cycle the oldest of those ACTs leaves its window (when
+    the answer may change without the host doing anything)."""
+    nodes = (S.node_ch[b], S.node_rank[b], S.node_bg[b], S.node_bank[b])
+    for w in range(T.window_prev.size):
+        if T.window_prev[w] != core.ACT or T.window_next[w] != core.ACT or \
+                Xn.scopes[T.window_scope[w]] == 0:
+            continue
+        node = nodes[T.window_scope[w]]
+        size = T.window_size[w]
+        lat = T.window_latency[w]
+        k = S.win_count[w, node]
+        count = 1 + n_act
+        oldest = INF
+        for j in range(min(k, size)):
+            at = S.win_hist[w, node, (k - 1 - j) % size]
+            if at > t - lat:
+                count += 1
+                if at < oldest:
+                    oldest = at
+        if count > size:
+            return oldest + lat
+    return 0
+
+
+@njit(**_CALLEE)
+def _host_delayed(P, T, S, Xn, ch, rk, cmd, b, t):
+    """Whether NDA ``cmd`` at bank ``b`` (rank ``rk``) at ``t`` would delay a host request
+    the host's scheduler may serve next: the rule of opportunistic issue (module
+    docstring). Per bank, the host's next command is the one ``core._bank_phase`` and
+    ``core._activated_ready`` would consider. Returns 0 if it would not, else when to
+    ask again: INF (after the host's next step; nothing else changes the answer: a
+    projection only moves with the host's commands, and an NDA command's push moves
+    later with time) or, for the tFAW window, when an ACT leaves it.
+
+    Called, not inlined: its two call sites would each carry a copy of the chain
+    projections, which doubled the variant's compile time (153 s -> 79 s measured on a
+    loaded machine) for no measurable speed (AXPY beside a random host: 185k vs 190k
+    host requests/s)."""
     q = S.wmode[ch]
     hit_first = P[core.P_SCHED] >= core.SCHED_FRFCFS
     capped = P[core.P_SCHED] == core.SCHED_FRFCFS_CAP
     cap = P[core.P_CAP]
     per_rank = P[core.P_NBG] * P[core.P_NBA]
     b0 = rk * per_rank
-    e = S.earliest
-    rn = S.node_rank[b0]
-    for b in range(b0, b0 + per_rank):
-        gn = S.node_bg[b]
-        bn = S.node_bank[b]
-        if S.owner_id[b] >= 0 and S.owner_q[b] != q:
-            # activated before the write mode changed: served first
-            c = core.RD + S.owner_q[b]
-            if max(e[rn, c], e[gn, c], e[bn, c]) <= t:
-                return True
-        n_req = S.pending[q, b]
+    col = core.RD + q
+    n_act = 0
+    if cmd == core.ACT and S.pending[0, b] + S.pending[1, b] != 0:
+        # the NDA's row would stand in the way of the host's requests for the bank (of
+        # either queue: a write waiting for the drain would find it when it comes)
+        return INF
+    for hb in range(b0, b0 + per_rank):
+        if S.owner_id[hb] >= 0 and S.owner_q[hb] != q:
+            # activated before the write mode changed: its column command goes first
+            c = core.RD + S.owner_q[hb]
+            if _chain_delayed(T, S, Xn, cmd, b, t, hb, c, c):
+                return INF
+        n_req = S.pending[q, hb]
         if n_req == 0:
             continue
-        n_hit = S.hits_pending[q, b]
-        if n_hit > 0:
-            c = core.RD + q
-            if max(e[rn, c], e[gn, c], e[bn, c]) <= t:
-                return True
+        n_hit = S.hits_pending[q, hb]
+        if n_hit > 0 and _chain_delayed(T, S, Xn, cmd, b, t, hb, col, col):
+            return INF
         if n_req > n_hit:
-            if S.open_row[b] < 0:
-                c = core.ACT
-            elif S.owner_id[b] >= 0 or (hit_first and n_hit > 0
-                                        and (not capped or S.bypass[b] < cap)):
-                continue  # (rows the host will not close)
+            if S.open_row[hb] < 0:
+                first = core.ACT
+            elif S.owner_id[hb] >= 0 or (hit_first and n_hit > 0
+                                         and (not capped or S.bypass[hb] < cap)):
+                continue  # (the host closes no row its hits or its ACT still need)
             else:
-                c = core.PRE
-            if max(e[rn, c], e[gn, c], e[bn, c]) <= t:
-                return True
-    return False
-
-
-@njit(**_INLINE)
-def _predict(P, S, ch):
-    """Next-rank prediction: the host's next access goes to the rank of the oldest
-    request of the queue it serves (else of the other queue); -1 when both are empty."""
-    q = S.wmode[ch]
-    for qq in (q, 1 - q):
-        if S.q_len[qq, ch] > 0:
-            return S.rank_of[S.q_bank[qq, ch, S.q_head[qq, ch]]]
-    return -1
+                first = core.PRE
+            n_act += 1
+            if _chain_delayed(T, S, Xn, cmd, b, t, hb, first, col):
+                return INF
+    if cmd == core.ACT and n_act > 0:
+        return _faw_binds(T, S, Xn, b, t, n_act)
+    return 0
 
 
 @njit(**_INLINE)
@@ -344,9 +457,236 @@ def host_blocked(Xn, rk, t):
 
 
 @njit(**_INLINE)
+def _host_slot(Xn, rk, c):
+    """The first cycle at or after ``c`` at which the host may use rank ``rk`` (the end
+    of the NDA's time slice when ``c`` falls in one)."""
+    if not host_blocked(Xn, rk, c):
+        return c
+    prm = Xn.prm
+    period = prm[N_HSLICE] + prm[N_NSLICE]
+    return c - (c - prm[N_LAUNCH]) % period + period
+
+
+# ---------------------------------------------------------------- the host, as the NDA sees it
+
+@njit(**_INLINE)
+def _host_queued(P, S, rk):
+    """Whether the host has a request for rank ``rk`` queued (waiting or in service)."""
+    per_rank = P[core.P_NBG] * P[core.P_NBA]
+    for b in range(rk * per_rank, rk * per_rank + per_rank):
+        if S.pending[0, b] + S.pending[1, b] != 0:
+            return True
+    return False
+
+
+@njit(**_INLINE)
+def _queue_head_rank(P, S, ch):
+    """The queue_head predictor: the rank (flat) of the oldest request of the queue the
+    host serves (else of the other queue); -1 when both are empty."""
+    q = S.wmode[ch]
+    for qq in (q, 1 - q):
+        if S.q_len[qq, ch] > 0:
+            return S.rank_of[S.q_bank[qq, ch, S.q_head[qq, ch]]]
+    return -1
+
+
+@njit(**_INLINE)
+def _arrival(P, Xn, ch, rank, t):
+    """A host request for rank ``rank`` (flat) entered channel ``ch``'s controller at
+    ``t``: score the prediction in force, learn the gap and the rank sequence."""
+    C = Xn.chs
+    C[ch, CH_ARRIVALS] += 1
+    pred = C[ch, CH_PRED]
+    if Xn.prm[N_PREDICT] != PRED_NONE and pred >= 0:
+        C[ch, CH_PRED_N] += 1
+        if pred == rank:
+            C[ch, CH_PRED_OK] += 1
+    last = C[ch, CH_LAST_ARR]
+    if last >= 0:
+        d16 = (t - last) * 16
+        if C[ch, CH_ARRIVALS] == 2:
+            C[ch, CH_GAP16] = d16
+        else:
+            C[ch, CH_GAP16] += (d16 - C[ch, CH_GAP16]) // 8  # a mean over ~8 gaps
+    C[ch, CH_LAST_ARR] = t
+    if Xn.prm[N_PREDICT] == PRED_RANK_SEQUENCE:
+        nr = P[core.P_NRANK]
+        r = rank - ch * nr
+        h2 = C[ch, CH_HIST2]
+        h1 = C[ch, CH_HIST1]
+        if h2 >= 0:
+            Xn.ptab[ch, h2 * nr + h1] = r  # after (h2, h1) came r
+        C[ch, CH_HIST2] = h1
+        C[ch, CH_HIST1] = r
+        nxt = Xn.ptab[ch, h1 * nr + r] if h1 >= 0 else -1
+        C[ch, CH_PRED] = ch * nr + nxt if nxt >= 0 else -1
+
+
+@njit(**_INLINE)
+def _arrivals(P, S, Xn, ch, t):
+    """Note the host requests that entered channel ``ch``'s queues since the last look
+    (they sit at the queues' tails, in age order): their enqueue cycle ``t`` (every
+    enqueue makes the host, and so this, look in its own cycle), and the predictor's
+    input, oldest first (requests of both queues merged by id, their trace order)."""
+    mask = P[core.P_QMASK]
+    lo0 = S.q_len[0, ch]
+    lo1 = S.q_len[1, ch]
+    for qq in range(2):
+        n = S.q_len[qq, ch]
+        h = S.q_head[qq, ch]
+        j = n - 1
+        while j >= 0:
+            rid = S.q_id[qq, ch, (h + j) & mask]
+            if Xn.bl_id[rid & RING_MASK] == rid:
+                break
+            j -= 1
+        if qq == 0:
+            lo0 = j + 1
+        else:
+            lo1 = j + 1
+    i0 = lo0
+    i1 = lo1
+    h0 = S.q_head[0, ch]
+    h1 = S.q_head[1, ch]
+    while i0 < S.q_len[0, ch] or i1 < S.q_len[1, ch]:
+        take0 = i1 >= S.q_len[1, ch]
+        if not take0 and i0 < S.q_len[0, ch]:
+            take0 = S.q_id[0, ch, (h0 + i0) & mask] < S.q_id[1, ch, (h1 + i1) & mask]
+        if take0:
+            slot = (h0 + i0) & mask
+            qq = 0
+            i0 += 1
+        else:
+            slot = (h1 + i1) & mask
+            qq = 1
+            i1 += 1
+        rid = S.q_id[qq, ch, slot]
+        k = rid & RING_MASK
+        Xn.bl_id[k] = rid
+        Xn.bl_enq[k] = t
+        Xn.bl_val[k] = 0
+        _arrival(P, Xn, ch, S.rank_of[S.q_bank[qq, ch, slot]], t)
+
+
+@njit(**_INLINE)
+def host_command(P, T, S, Xn, cmd, b, t, q, slot):
+    """The host is about to issue ``cmd`` at bank ``b`` at ``t`` for the request in
+    ``slot`` of queue ``q`` (``slot`` -1: none, a timeout precharge)."""
+    _host_command(P, T, S, Xn, cmd, b, t, q, slot)
+
+
+@njit(**_CALLEE)
+def _host_command(P, T, S, Xn, cmd, b, t, q, slot):
+    """The NDA-caused delay of this host command (module docstring), then the command's
+    effect on the host-only timing table. Not inlined: see ``_step``."""
+    e = S.earliest
+    he = Xn.he
+    rid = S.q_id[q, S.node_ch[b], slot] if slot >= 0 else -1
+    c = cmd if cmd < core.RD else core.RD + q  # (RDA / WRA: ready as RD / WR)
+    cn, rn, gn, bn = S.node_ch[b], S.node_rank[b], S.node_bg[b], S.node_bank[b]
+    ra = max(max(e[cn, c], e[rn, c]), max(e[gn, c], e[bn, c]))
+    rh = max(max(e[cn, c], he[rn, c]), max(he[gn, c], he[bn, c]))
+    rk = S.rank_of[b]
+    if c == core.ACT and S.rank_stats[rk, core.RS_REF_END] > rh:
+        rh = S.rank_stats[rk, core.RS_REF_END]  # (refresh is the host's: REF -> ACT tRFC)
+    if Xn.prm[N_POLICY] == POL_TIME_SLICE:
+        ra = _host_slot(Xn, rk, ra)
+    if rid >= 0:
+        k = rid & RING_MASK
+        if Xn.bl_id[k] != rid:  # (its entry was taken by a much younger request)
+            Xn.bl_id[k] = rid
+            Xn.bl_enq[k] = t
+            Xn.bl_val[k] = 0
+        s = max(Xn.bl_enq[k], Xn.bank_last[b])
+        if S.owner_id[b] != rid:
+            s = max(s, Xn.chs[S.node_ch[b], CH_MODE_AT + q])
+        d = ra - max(rh, s)
+        if d < 0:
+            d = 0
+        # bank state: the row the host's own commands would have left open (host_row; a
+        # refresh closed it if it came later). A PRE the host would not have needed
+        # (its own row is closed, or is the request's: an NDA opened another) costs its
+        # tRP, an ACT it would not have needed (its own row is the request's) its tRCD
+        row = S.q_row[q, S.node_ch[b], slot]
+        own = Xn.host_row[b]
+        if own >= 0 and Xn.host_row_at[b] < S.rank_stats[rk, core.RS_REF_END]:
+            own = -1
+        if cmd == core.PRE and (own < 0 or own == row):
+            d += T.latency[core.PRE, 3, core.ACT]
+        elif cmd == core.ACT and own == row:
+            d += T.latency[core.ACT, 3, core.RD + q]
+        v = Xn.bl_val[k] + d
+        Xn.bl_val[k] = v
+        if c >= core.RD:  # the request is served
+            # the predictor's lead: what this request needed before its column command
+            cat = S.q_cat[q, S.node_ch[b], slot]
+            lead = 0
+            if cat == core.CAT_MISS:
+                lead = T.latency[core.ACT, 3, c]
+            elif cat == core.CAT_CONFLICT:
+                lead = T.latency[core.PRE, 3, core.ACT] + T.latency[core.ACT, 3, c]
+            ch = S.node_ch[b]
+            if Xn.chs[ch, CH_LEAD16] < 0:  # (the first one: -1 until then)
+                Xn.chs[ch, CH_LEAD16] = lead * 16
+            else:
+                Xn.chs[ch, CH_LEAD16] += (lead * 16 - Xn.chs[ch, CH_LEAD16]) // 8
+            st = Xn.stats
+            st[rk, NS_HREQ] += 1
+            st[rk, NS_DELAY_SUM] += v
+            if v > 0:
+                st[rk, NS_DELAYED] += 1
+            if v > st[rk, NS_DELAY_MAX]:
+                st[rk, NS_DELAY_MAX] = v
+    # the host-only table: core._apply_constraints without the channel nodes (their
+    # earliest cycles only host commands set) and without PREA / REF (see above)
+    L = T.latency
+    for x in range(core.N_CMD):
+        at = t + L[cmd, 1, x]
+        if he[rn, x] < at:
+            he[rn, x] = at
+        at = t + L[cmd, 2, x]
+        if he[gn, x] < at:
+            he[gn, x] = at
+        at = t + L[cmd, 3, x]
+        if he[bn, x] < at:
+            he[bn, x] = at
+    nr = P[core.P_NRANK]
+    if nr > 1:
+        r0 = P[core.P_NCH] + cn * nr
+        for x in range(core.N_CMD):
+            at = t + L[cmd, 4, x]
+            for other in range(r0, r0 + nr):
+                if other != rn and he[other, x] < at:
+                    he[other, x] = at
+    for w in range(T.window_prev.size):
+        if T.window_prev[w] != cmd:
+            continue
+        scope = T.window_scope[w]
+        node = cn if scope == 0 else rn if scope == 1 else gn if scope == 2 else bn
+        size = T.window_size[w]
+        k = Xn.hwin_count[w, node]
+        Xn.hwin_hist[w, node, k % size] = t
+        Xn.hwin_count[w, node] = k + 1
+        if k + 1 >= size:
+            at = Xn.hwin_hist[w, node, (k + 1) % size] + T.window_latency[w]
+            x = T.window_next[w]
+            if he[node, x] < at:
+                he[node, x] = at
+    Xn.bank_last[b] = t
+    if cmd == core.ACT:
+        Xn.host_row[b] = S.q_row[q, S.node_ch[b], slot]
+        Xn.host_row_at[b] = t
+    elif cmd == core.RDA or cmd == core.WRA or (cmd == core.PRE and (
+            rid < 0 or Xn.host_row[b] != S.q_row[q, S.node_ch[b], slot])):
+        Xn.host_row[b] = -1  # (a PRE for the request whose row the host had: not its own)
+
+
+@njit(**_INLINE)
 def host_column(S, Xn, ch, rk, q, start, end, arrival):
     """The host issued a column command of direction ``q`` to rank ``rk`` (data burst
-    [start, end)) for a request that arrived at ``arrival``."""
+    [start, end)) for a request that arrived at ``arrival``. Returns the cycle the
+    request is complete at the host: ``end``, or with the packetized interface, for a
+    read, the end of its data's turn on the channel's return link plus the hop back."""
     R = Xn.rk
     if R[rk, RK_DQ_SRC] == SRC_NDA and R[rk, RK_DQ_DIR] != q:
         # the host's burst follows an NDA burst of the other direction on the rank's pins
@@ -359,10 +699,16 @@ def host_column(S, Xn, ch, rk, q, start, end, arrival):
     R[rk, RK_DQ_DIR] = q
     R[rk, RK_DQ_END] = end
     R[rk, RK_STREAK] = 0
-    if Xn.prm[N_PREDICT] != 0:
-        Xn.chs[ch, CH_PRED_N] += 1
-        if Xn.chs[ch, CH_PRED] == rk:
-            Xn.chs[ch, CH_PRED_OK] += 1
+    prm = Xn.prm
+    if prm[N_PACKET] == 0 or q != 0:
+        return end
+    # packetized: the module's buffer sends the read data over the channel as soon as
+    # it has started to arrive and the link is free, a burst at a time, then the hop
+    link = ch // prm[N_MODULES]
+    s = max(start, Xn.link[link])
+    done = s + end - start
+    Xn.link[link] = done
+    return done + prm[N_HOP]
 
 
 # ---------------------------------------------------------------- issuing NDA commands
@@ -487,15 +833,29 @@ def _issue_column(P, T, S, Xn, ch, rk, t, i, cmd):
 # ---------------------------------------------------------------- arbitration
 
 @njit(**_INLINE)
-def _host_wins(P, S, Xn, ch, rk, t, column):
-    """Whether the arbitration policy gives cycle ``t`` of rank ``rk`` to the host
-    (``column``: the NDA's candidate is a column command, i.e. a row hit)."""
+def _host_first(P, T, S, Xn, ch, rk, t, cmd, b, column):
+    """Whether the arbitration policy keeps NDA ``cmd`` (at bank ``b``; ``column``: a
+    row hit) off rank ``rk`` at ``t`` for the host's sake: 0 if not, else when to ask
+    again (``_host_delayed``)."""
     policy = Xn.prm[N_POLICY]
     if policy == POL_TIME_SLICE:
-        return False  # (the NDA only tries in its own slice)
+        return 0  # (the NDA only tries in its own slice)
     if policy == POL_ROW_HIT_CAP and column and Xn.rk[rk, RK_STREAK] < Xn.prm[N_CAP]:
-        return False  # row hits go first until the cap
-    return _host_ready(P, S, ch, rk, t)
+        return 0  # row hits go first until the cap
+    return _host_delayed(P, T, S, Xn, ch, rk, cmd, b, t)
+
+
+@njit(**_INLINE)
+def _host_row_busy(T, Xn, ch, b, t):
+    """0 if the host's row in bank ``b`` may be closed at ``t``, else when it may: after
+    HOST_ROW_GAPS of the channel's mean gaps between host requests without a host
+    command on the bank. Only for a host whose requests are mostly row hits (its mean
+    lead below tRCD); a host that rarely hits loses nothing when its rows close."""
+    if Xn.chs[ch, CH_ARRIVALS] < 2 or Xn.chs[ch, CH_LEAD16] < 0 or \
+            Xn.chs[ch, CH_LEAD16] >= 16 * T.latency[core.ACT, 3, core.RD]:
+        return 0
+    until = Xn.bank_last[b] + HOST_ROW_GAPS * max(np.int64(1), Xn.chs[ch, CH_GAP16] // 16)
+    return until if until > t else 0
 
 
 @njit(**_INLINE)
@@ -504,9 +864,20 @@ def _write_held(P, S, Xn, ch, rk, t, i):
     issue, else the cycle to look again (INF: when the host's state changes)."""
     prm = Xn.prm
     R = Xn.rk
-    if prm[N_PREDICT] != 0 and Xn.chs[ch, CH_PRED] == rk:
-        Xn.w_flags[rk, i] |= WF_PRED
-        return INF
+    if prm[N_PREDICT] != PRED_NONE and Xn.chs[ch, CH_PRED] == rk:
+        # the host's next request is predicted for this rank: hold the write if that
+        # request is due early enough for the write to hold it back: a write pushes the
+        # rank's reads N_SHADOW cycles out, a request needs its lead (its ACT, PRE) before
+        # its column command anyway, so one due within N_SHADOW - lead cycles, or overdue
+        # by less than a gap (later, the host is taken to pause)
+        last = Xn.chs[ch, CH_LAST_ARR]
+        window = prm[N_SHADOW] - max(np.int64(0), Xn.chs[ch, CH_LEAD16]) // 16
+        if last >= 0 and window > 0:
+            gap = max(np.int64(1), Xn.chs[ch, CH_GAP16] // 16)
+            due = last + gap
+            if due - window < t < due + gap:
+                Xn.w_flags[rk, i] |= WF_PRED
+                return due + gap
     if prm[N_MIN_IDLE] > 0:
         if R[rk, RK_HBUSY] != 0:
             Xn.w_flags[rk, i] |= WF_IDLE
@@ -515,9 +886,21 @@ def _write_held(P, S, Xn, ch, rk, t, i):
         if at > t:
             Xn.w_flags[rk, i] |= WF_IDLE
             return at
-    if prm[N_WPROB] < (np.int64(1) << np.int64(53)) and _draw(Xn, rk) >= prm[N_WPROB]:
-        Xn.w_flags[rk, i] |= WF_PROB
-        return t + 1
+    if prm[N_WPROB] < (np.int64(1) << np.int64(53)):
+        # stochastic issue: one draw per write opportunity (the rank turning idle for
+        # the host, or staying idle N_REDRAW cycles after a lost draw)
+        w = R[rk, RK_WOK]
+        if w == 0 and R[rk, RK_HBUSY] == 0 and t >= R[rk, RK_OPP_AT] + prm[N_REDRAW]:
+            w = -1
+        if w < 0:
+            w = 1 if _draw(Xn, rk) < prm[N_WPROB] else 0
+            R[rk, RK_WOK] = w
+            R[rk, RK_OPP_AT] = t
+            Xn.stats[rk, NS_OPP] += 1
+            Xn.stats[rk, NS_OPP_WON] += w
+        if w == 0:
+            Xn.w_flags[rk, i] |= WF_PROB
+            return R[rk, RK_OPP_AT] + prm[N_REDRAW] if R[rk, RK_HBUSY] == 0 else INF
     return 0
 
 
@@ -556,7 +939,6 @@ def _rank_step(P, T, S, Xn, ch, rk, t):
         return INF
     W = prm[N_W]
     h = Xn.w_head[rk]
-    host_checked = False
 
     # the head's column command, if its row is open
     b = Xn.w_bank[rk, h]
@@ -567,16 +949,14 @@ def _rank_step(P, T, S, Xn, ch, rk, t):
             ready = R[rk, RK_DEP]
         if ready > t:
             nxt = min(nxt, ready)
-        elif _host_wins(P, S, Xn, ch, rk, t, True):
-            return nxt  # the host's step comes next; we look again after it
         else:
-            held = 0
-            if cmd == core.WR:
-                held = _write_held(P, S, Xn, ch, rk, t, h)
-            if held == 0:
+            wait = _host_first(P, T, S, Xn, ch, rk, t, cmd, b, True)
+            if wait == 0 and cmd == core.WR:
+                wait = _write_held(P, S, Xn, ch, rk, t, h)
+            if wait == 0:
                 _issue_column(P, T, S, Xn, ch, rk, t, h, cmd)
                 return t + 1
-            nxt = min(nxt, held)
+            nxt = min(nxt, wait)  # (INF: we look again after the host's next step)
 
     # row commands: each bank's oldest access in the window prepares its row
     stamp = Xn.glob[GL_STAMP] + 1
@@ -597,16 +977,21 @@ def _rank_step(P, T, S, Xn, ch, rk, t):
             continue  # opened for a host request not yet served
         elif respect and S.hits_pending[0, b] + S.hits_pending[1, b] != 0:
             continue  # queued host requests hit this row
+        elif respect and Xn.host_row[b] == orow and _host_row_busy(T, Xn, ch, b, t):
+            # the host opened this row and is still using it: its next request there is
+            # likely a hit (a stream); keep off until it has been idle a while
+            nxt = min(nxt, _host_row_busy(T, Xn, ch, b, t))
+            continue
         else:
             cmd = core.PRE
         ready = _ready(S, Xn, cmd, b)
         if ready > t:
             nxt = min(nxt, ready)
             continue
-        if not host_checked:
-            host_checked = True
-            if _host_wins(P, S, Xn, ch, rk, t, False):
-                return nxt
+        wait = _host_first(P, T, S, Xn, ch, rk, t, cmd, b, False)
+        if wait != 0:
+            nxt = min(nxt, wait)
+            continue
         if cmd == core.ACT:
             _issue_act(P, T, S, Xn, ch, rk, t, i)
         else:
@@ -629,6 +1014,15 @@ def _step(P, T, S, Xn, ch, t):
     """Not inlined: compiled on its own, the NDA controllers leave the host's loop as it
     is (code layout decides its speed) and the variant compiles faster; without the
     runtime's reference counting (``_nrt=False``) the call costs little."""
+    C = Xn.chs
+    # the host's step of our last look may have switched the write mode: requests of
+    # the queue it now serves have been eligible since then
+    m = S.wmode[ch]
+    if m != C[ch, CH_MODE]:
+        C[ch, CH_MODE] = m
+        C[ch, CH_MODE_AT + m] = C[ch, CH_LOOK]
+    C[ch, CH_LOOK] = t
+    _arrivals(P, S, Xn, ch, t)
     nxt = INF
     nr = P[core.P_NRANK]
     R = Xn.rk
@@ -637,17 +1031,18 @@ def _step(P, T, S, Xn, ch, t):
         if busy != R[rk, RK_HBUSY]:
             if busy == 0:
                 R[rk, RK_HBUSY_CYC] += t - R[rk, RK_HSINCE]
+                R[rk, RK_WOK] = -1  # the rank turned idle for the host: a write opportunity
             R[rk, RK_HBUSY] = busy
             R[rk, RK_HSINCE] = t
-    if Xn.prm[N_PREDICT] != 0:
-        Xn.chs[ch, CH_PRED] = _predict(P, S, ch)
+    if Xn.prm[N_PREDICT] == PRED_QUEUE_HEAD:
+        C[ch, CH_PRED] = _queue_head_rank(P, S, ch)
     for rk in range(ch * nr, ch * nr + nr):
         x = _rank_step(P, T, S, Xn, ch, rk, t)
         if x < nxt:
             nxt = x
     if S.ch_next[ch] <= t and nxt > t + 1:
         nxt = t + 1  # the host's step follows: what we see may change, look again
-    Xn.chs[ch, CH_NEXT] = nxt
+    C[ch, CH_NEXT] = nxt
 
 
 @njit(**_INLINE)
