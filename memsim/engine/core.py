@@ -51,8 +51,8 @@ State arrays (``NB`` banks in the system, flat index ``((ch*R + r)*BG + g)*BA + 
   queue). The channel and rank parts are the same for every bank of a rank, so a rank
   whose banks have not changed since (``rank_dirty`` 0) needs no visit to its banks to
   know when its first command can issue. ``rank_dirty[rank]`` is set by every command
-  issued in the rank (``_apply_constraints``) and every request that enters for it;
-  ``rank_lo`` is scratch.
+  issued in the rank (``_apply_constraints``; an NDA's: ``nda._apply``) and every
+  request that enters for it; ``rank_lo`` is scratch.
 - ``q_*[q, ch, slot]``: per-channel read/write queues as ring buffers: the j-th oldest
   request of a queue sits in slot ``(q_head + j) & P_QMASK``, so serving the oldest
   (the common case) removes it without moving the others.
@@ -663,8 +663,7 @@ def _bank_phase(P, S, X, ch, t, q, scan, features):
         lo = INF + 1
         if not _host_blocked(S, X, rk, t, features):
             lo = -1
-            if S.rank_dirty[rk] == 0 and summ[rk, RSUM_Q] == q and not features & F_NDA:
-                # (an NDA changes banks without telling: its ranks are always visited)
+            if S.rank_dirty[rk] == 0 and summ[rk, RSUM_Q] == q:
                 b0 = rk * per_rank
                 cn, rn = S.node_ch[b0], S.node_rank[b0]
                 lo = max(e[cn, col], e[rn, col], summ[rk, RSUM_HIT])
