@@ -122,6 +122,9 @@ def _non_negative(text: str) -> int:
 
 def cmd_run(args) -> int:
     from memsim import sim
+    from memsim.engine import jit
+
+    jit.SKIP_BLAS_PROBE = True  # this process compiles nothing but the engine (see there)
 
     cfg = config_mod.load(args.config, args.param)
     cores = cfg.frontend.mode == "cores"
