@@ -251,9 +251,6 @@ class Engine:
             scan_stamp=np.zeros(nb, i64),
             ready_hit=np.zeros(nb, i64),
             ready_other=np.zeros(nb, i64),
-            rank_dirty=np.ones(nch * nr, i64),
-            rank_summary=np.zeros((nch * nr, core.RSUM_LEN), i64),
-            rank_lo=np.zeros(nch * nr, i64),
             # the first refresh of every rank falls due one tREFI into the run
             ref_due=np.full(nch * nr, spec.timings["tREFI"] * scale, i64),
             ref_pending=np.zeros(nch * nr, i64),

@@ -45,14 +45,6 @@ State arrays (``NB`` banks in the system, flat index ``((ch*R + r)*BG + g)*BA + 
   open row; ``pending[q, NB]``: queued requests of queue q per bank.
 - ``scan_stamp / ready_hit / ready_other[NB]``: per-scan marks (valid when equal to
   the current scan number, so they never need clearing).
-- ``rank_summary[rank, RSUM_LEN]``: what the last bank phase learnt of a rank's banks, by
-  the bank-local part of their readiness (bank group and bank nodes): the earliest
-  cycle of any queued row hit's column command, ACT and PRE (``RSUM_Q``: for which
-  queue). The channel and rank parts are the same for every bank of a rank, so a rank
-  whose banks have not changed since (``rank_dirty`` 0) needs no visit to its banks to
-  know when its first command can issue. ``rank_dirty[rank]`` is set by every command
-  issued in the rank (``_apply_constraints``; an NDA's: ``nda._apply``) and every
-  request that enters for it; ``rank_lo`` is scratch.
 - ``q_*[q, ch, slot]``: per-channel read/write queues as ring buffers: the j-th oldest
   request of a queue sits in slot ``(q_head + j) & P_QMASK``, so serving the oldest
   (the common case) removes it without moving the others.
@@ -113,10 +105,6 @@ N_COUNTERS = C_CMD + N_CMD
 # direction are counted outside the loop, from the decoded trace).
 BS_HITS, BS_MISSES, BS_CONFLICTS, BS_ACTS, BS_LEN = range(5)
 
-# Columns of rank_summary: the queue it was computed for, then the bank-local readiness of
-# the rank's earliest row-hit column command, ACT and PRE (INF: none queued).
-RSUM_Q, RSUM_HIT, RSUM_ACT, RSUM_PRE, RSUM_LEN = range(5)
-
 # Columns of the per-rank array rank_stats[rank, RS_LEN], what the energy model needs:
 # commands (RS_PRE counts banks closed: PRE, each open bank a PREA closes, and every
 # auto-precharge), cycles with at least one bank open or a refresh under way
@@ -142,7 +130,6 @@ State = namedtuple("State", " ".join((
     "open_row open_count bypass pending hits_pending last_use",  # banks
     "owner_id owner_q owned owned_pos n_owned n_owned_q",  # activated, not yet served
     "scan_stamp ready_hit ready_other",  # scheduler scratch
-    "rank_dirty rank_summary rank_lo",  # scheduler: per-rank summaries of the bank phase
     "ref_due ref_pending",  # refresh
     "q_id q_arr q_bank q_row q_col q_cat q_first q_len q_head",  # queues
     "wmode ch_next last_dir last_rank last_end",  # channels
@@ -205,7 +192,6 @@ def _apply_constraints(P, T, S, cmd, b, t):
     cycle ``t``: push every constrained next command's earliest cycle forward."""
     nr, nbg, nba = P[P_NRANK], P[P_NBG], P[P_NBA]
     ch, rn, gn, bn = _nodes(S, b)
-    S.rank_dirty[S.rank_of[b]] = 1  # its bank groups and banks change (other ranks': not)
     e = S.earliest
     L = T.latency
     for c in range(N_CMD):
@@ -629,14 +615,7 @@ def _bank_phase(P, S, X, ch, t, q, scan, features):
     command (``ready_hit`` / ``ready_other`` = scan) and returns (any other command
     ready, any hit ready, earliest cycle at which a command not ready becomes ready).
     The banks reaching that earliest cycle are remembered in ``soon_*`` so that, if
-    nothing changes on the channel until then, the next call can skip this phase.
-
-    Only the ranks that matter are visited bank by bank: a rank whose banks changed
-    since its last visit (``rank_dirty``), one that has a command ready now by its
-    summary, and, when nothing on the channel is ready before it, the rank(s) whose
-    first command comes earliest (for ``soon_*``). Any other rank's first command is
-    later than that, by its summary, so its banks would neither be marked nor
-    remembered: a decision costs about the same whatever the number of ranks."""
+    nothing changes on the channel until then, the next call can skip this phase."""
     hit_first = P[P_SCHED] >= SCHED_FRFCFS
     capped = P[P_SCHED] == SCHED_FRFCFS_CAP
     cap = P[P_CAP]
@@ -650,97 +629,51 @@ def _bank_phase(P, S, X, ch, t, q, scan, features):
     ready_other = S.ready_other
     e = S.earliest
     node_bg = S.node_bg
-    summ = S.rank_summary
     col = RD + q
     any_ready = False
     any_hit_ready = False
-    r0 = ch * P[P_NRANK]
-    r1 = r0 + P[P_NRANK]
-    # pass 1: when each rank's first command can issue, by its summary (-1: visit it;
-    # INF + 1: a blocked rank, never visited)
-    later = INF  # the earliest such cycle after t
-    for rk in range(r0, r1):
-        lo = INF + 1
-        if not _host_blocked(S, X, rk, t, features):
-            lo = -1
-            if S.rank_dirty[rk] == 0 and summ[rk, RSUM_Q] == q:
-                b0 = rk * per_rank
-                cn, rn = S.node_ch[b0], S.node_rank[b0]
-                lo = max(e[cn, col], e[rn, col], summ[rk, RSUM_HIT])
-                x = max(e[cn, ACT], e[rn, ACT], summ[rk, RSUM_ACT])
-                if x < lo:
-                    lo = x
-                x = max(e[cn, PRE], e[rn, PRE], summ[rk, RSUM_PRE])
-                if x < lo:
-                    lo = x
-                if t < lo < later:
-                    later = lo
-        S.rank_lo[rk] = lo
-    # pass 2: visit the ranks with something ready (or unknown), then, if none of their
-    # commands comes earlier, the ranks whose first command comes at ``later``
     nxt = INF
     n_soon = 0
-    for visit in range(2):
-        if visit == 1 and (later > nxt or later >= INF):
-            break
-        for rk in range(r0, r1):
-            lo = S.rank_lo[rk]
-            if (lo > t) if visit == 0 else (lo != later):
+    for rk in range(ch * P[P_NRANK], (ch + 1) * P[P_NRANK]):
+        if _host_blocked(S, X, rk, t, features):
+            continue
+        # the channel and rank parts of each command's readiness, once per rank
+        b0 = rk * per_rank
+        cn, rn, bank_node0 = S.node_ch[b0], S.node_rank[b0], S.node_bank[b0] - b0
+        rank_col = max(e[cn, col], e[rn, col])
+        rank_act = max(e[cn, ACT], e[rn, ACT])
+        rank_pre = max(e[cn, PRE], e[rn, PRE])
+        for b in range(b0, b0 + per_rank):
+            n_req = pending[b]
+            if n_req == 0:
                 continue
-            # the channel and rank parts of each command's readiness, once per rank
-            b0 = rk * per_rank
-            cn, rn, bank_node0 = S.node_ch[b0], S.node_rank[b0], S.node_bank[b0] - b0
-            rank_col = max(e[cn, col], e[rn, col])
-            rank_act = max(e[cn, ACT], e[rn, ACT])
-            rank_pre = max(e[cn, PRE], e[rn, PRE])
-            s_hit = INF
-            s_act = INF
-            s_pre = INF
-            for b in range(b0, b0 + per_rank):
-                n_req = pending[b]
-                if n_req == 0:
+            n_hit = hits_pending[b]
+            if n_hit > 0:
+                ready = max(rank_col, e[node_bg[b], col], e[bank_node0 + b, col])
+                if ready <= t:
+                    ready_hit[b] = scan
+                    any_hit_ready = True
+                elif ready <= nxt:
+                    nxt, n_soon = _forecast(S, ch, nxt, n_soon, ready, b, 1)
+            if n_req > n_hit:
+                if open_row[b] < 0:
+                    cmd = ACT
+                    ready = rank_act
+                elif owner_id[b] >= 0:
+                    continue  # the row was opened for a request not yet served
+                elif hit_first and n_hit > 0 and (not capped or bypass[b] < cap):
+                    # FR-FCFS does not close a row that queued requests still hit
+                    # (with a cap: until the cap is reached)
                     continue
-                n_hit = hits_pending[b]
-                if n_hit > 0:
-                    local = max(e[node_bg[b], col], e[bank_node0 + b, col])
-                    if local < s_hit:
-                        s_hit = local
-                    ready = max(rank_col, local)
-                    if ready <= t:
-                        ready_hit[b] = scan
-                        any_hit_ready = True
-                    elif ready <= nxt:
-                        nxt, n_soon = _forecast(S, ch, nxt, n_soon, ready, b, 1)
-                if n_req > n_hit:
-                    if open_row[b] < 0:
-                        cmd = ACT
-                        ready = rank_act
-                    elif owner_id[b] >= 0:
-                        continue  # the row was opened for a request not yet served
-                    elif hit_first and n_hit > 0 and (not capped or bypass[b] < cap):
-                        # FR-FCFS does not close a row that queued requests still hit
-                        # (with a cap: until the cap is reached)
-                        continue
-                    else:
-                        cmd = PRE
-                        ready = rank_pre
-                    local = max(e[node_bg[b], cmd], e[bank_node0 + b, cmd])
-                    if cmd == ACT:
-                        if local < s_act:
-                            s_act = local
-                    elif local < s_pre:
-                        s_pre = local
-                    ready = max(ready, local)
-                    if ready <= t:
-                        ready_other[b] = scan
-                        any_ready = True
-                    elif ready <= nxt:
-                        nxt, n_soon = _forecast(S, ch, nxt, n_soon, ready, b, 0)
-            summ[rk, RSUM_Q] = q
-            summ[rk, RSUM_HIT] = s_hit
-            summ[rk, RSUM_ACT] = s_act
-            summ[rk, RSUM_PRE] = s_pre
-            S.rank_dirty[rk] = 0
+                else:
+                    cmd = PRE
+                    ready = rank_pre
+                ready = max(ready, e[node_bg[b], cmd], e[bank_node0 + b, cmd])
+                if ready <= t:
+                    ready_other[b] = scan
+                    any_ready = True
+                elif ready <= nxt:
+                    nxt, n_soon = _forecast(S, ch, nxt, n_soon, ready, b, 0)
     S.soon_n[ch] = n_soon
     return any_ready, any_hit_ready, nxt
 
@@ -1046,7 +979,6 @@ def make_loop(features: int):
                 S.pending[q, b] += 1
                 if S.open_row[b] == row[idx]:
                     S.hits_pending[q, b] += 1
-                S.rank_dirty[S.rank_of[b]] = 1
                 if not timed:
                     F[F_NREQ] = r + 1
                 S.ch_next[ch] = t

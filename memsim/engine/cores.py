@@ -336,7 +336,6 @@ def _send(P, S, C, j, t):
     S.pending[q, b] += 1
     if S.open_row[b] == C.tr_row[i]:
         S.hits_pending[q, b] += 1
-    S.rank_dirty[S.rank_of[b]] = 1
     S.ch_next[ch] = t
     S.clean_at[ch] = -1
     # the access enters the ROB: a store is complete at once, a load when its data is

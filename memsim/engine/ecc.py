@@ -68,7 +68,6 @@ def _enqueue(P, S, q, ch, qid, arr, b, row, col, t):
     S.pending[q, b] += 1
     if S.open_row[b] == row:
         S.hits_pending[q, b] += 1
-    S.rank_dirty[S.rank_of[b]] = 1
     S.ch_next[ch] = t
     S.clean_at[ch] = -1
 

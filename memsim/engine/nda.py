@@ -287,9 +287,6 @@ def _apply(P, T, S, Xn, cmd, b, t):
     e = S.earliest
     L = T.latency
     nodes = (S.node_ch[b], S.node_rank[b], S.node_bg[b], S.node_bank[b])
-    # the host's summary of the rank's banks (core._bank_phase) is stale: every NDA
-    # command's change to a bank (row, timing) comes through here
-    S.rank_dirty[S.rank_of[b]] = 1
     for s in range(4):
         if sc[s] == 0:
             continue
