@@ -1,5 +1,6 @@
-"""``memsim run`` keeps numba from importing scipy.linalg while it loads the engine (its
-BLAS probe, about half of loading the cached loop); elsewhere the probe is left alone."""
+"""Start-up and exit of the memsim command: numba's BLAS probe (an import of scipy.linalg,
+about half of loading the cached engine) is skipped while the engine loads, and the
+process's objects are frozen before it exits; elsewhere nothing changes."""
 
 from __future__ import annotations
 
@@ -39,3 +40,14 @@ def test_memsim_run_loads_the_engine_without_scipy():
             f"assert main(['run', {str(EXAMPLE)!r}, '-q']) == 0\n"
             "print('numba' in sys.modules, 'scipy.linalg' in sys.modules)\n")
     assert _python(code) == ["True", "False"]
+
+
+def test_the_command_freezes_its_objects_before_exit_and_a_call_with_argv_does_not():
+    code = ("import gc, sys\n"
+            "from memsim.cli import main\n"
+            f"assert main(['run', {str(EXAMPLE)!r}, '-q']) == 0\n"
+            "print(gc.get_freeze_count())\n"
+            f"sys.argv = ['memsim', 'run', {str(EXAMPLE)!r}, '-q']\n"
+            "assert main() == 0\n"
+            "print(gc.get_freeze_count() > 0)\n")
+    assert _python(code) == ["0", "True"]
