@@ -102,6 +102,7 @@ def end_to_end(old: Path, new: Path, trace: str, configs: list[str], processes: 
     import os
     import time
 
+    sys.path.insert(0, str(new))
     from memsim.trace import open_trace  # (counts the requests once, for req/s)
 
     n = sum(len(chunk) for chunk in open_trace(trace).chunks())
