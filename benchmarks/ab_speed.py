@@ -21,7 +21,8 @@ selects cases by label, e.g. ``--only 1ch4r``).
 parsing, simulation, results; the trees' own installed numba caches, warmed by one
 untimed run each), alternating the two trees ``--processes`` times per config given
 with ``--e2e-config`` (repeatable; default the one-rank preset). The report is the
-median wall time of each tree and the requests per second it makes.
+median wall time of each tree, the requests per second it makes and their ratio
+(``new/old``, of the rates: above 1, the new tree is faster).
 """
 
 from __future__ import annotations
