@@ -12,7 +12,17 @@ median over processes of each version's median rate (and the ratio), plus the be
 rate each version reached. Engine only: no trace parsing, decoding or result building.
 
 Cases: random reads, a stream, random with one third writes (1M requests each), on the
-one-rank preset and on the two-channel, two-rank one.
+one-rank preset and on the two-channel, two-rank one; random and mixed (four
+interleaved streams) reads at 1, 2 and 4 ranks on one channel and on two channels of two
+ranks, where the scheduler's per-decision work grows with the bank count (``--only``
+selects cases by label, e.g. ``--only 1ch4r``).
+
+``--e2e TRACE`` measures instead the whole ``memsim run`` as a process (start-up, trace
+parsing, simulation, results; the trees' own installed numba caches, warmed by one
+untimed run each), alternating the two trees ``--processes`` times per config given
+with ``--e2e-config`` (repeatable; default the one-rank preset). The report is the
+median wall time of each tree, the requests per second it makes and their ratio
+(``new/old``, of the rates: above 1, the new tree is faster).
 """
 
 from __future__ import annotations
@@ -26,8 +36,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-CASES = [(cfg, kind, wr) for cfg in ("ddr4_2400_x8_1ch1r", "ddr4_3200_x8_2ch2r")
+# (preset, config overrides, trace kind, write ratio)
+CASES = [(cfg, (), kind, wr) for cfg in ("ddr4_2400_x8_1ch1r", "ddr4_3200_x8_2ch2r")
          for kind, wr in (("random", 0.0), ("stream", 0.0), ("random", 1 / 3))]
+# the scaling with ranks and channels: 1ch1r, 1ch2r, 1ch4r, 2ch2r (1ch1r/2ch2r random: above)
+CASES += [(cfg, over, kind, 0.0)
+          for cfg, over in (("ddr4_2400_x8_1ch1r", ()), ("ddr4_2400_x8_1ch1r", ("dram.ranks=2",)),
+                            ("ddr4_2400_x8_1ch1r", ("dram.ranks=4",)),
+                            ("ddr4_3200_x8_2ch2r", ()))
+          for kind in ("random", "mix") if (kind, over) != ("random", ())
+          and not (cfg == "ddr4_3200_x8_2ch2r" and kind == "random")]
 
 WORKER = r'''
 import importlib, os, statistics, sys, time
@@ -35,11 +53,13 @@ import numpy as np
 sys.path.insert(0, sys.argv[1])
 names, config_dir = sys.argv[2:4], sys.argv[4]
 cfg_name, kind, wr, rounds = sys.argv[5], sys.argv[6], float(sys.argv[7]), int(sys.argv[8])
+overrides = [o for o in sys.argv[9].split(",") if o]
 if hasattr(os, "sched_setaffinity"):
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 engines = []
 for nm in names:
-    cfg = importlib.import_module(nm + ".config").load(f"{config_dir}/{cfg_name}.yaml")
+    cfg = importlib.import_module(nm + ".config").load(f"{config_dir}/{cfg_name}.yaml",
+                                                       overrides)
     spec = importlib.import_module(nm + ".dram.spec").build(cfg)
     engines.append((importlib.import_module(nm + ".engine").Engine, cfg, spec))
 first = importlib.import_module(names[0] + ".mapping")
@@ -73,6 +93,37 @@ def copy_package(tree: Path, name: str, dest: Path) -> None:
         py.write_text(text)
 
 
+def _label(cfg, over, kind, wr) -> str:
+    extra = "".join(f" {o.split('.')[-1]}" for o in over)
+    return f"{cfg}{extra} {kind}{' 1/3 writes' if wr else ''}"
+
+
+def end_to_end(old: Path, new: Path, trace: str, configs: list[str], processes: int) -> int:
+    """``memsim run TRACE -c CONFIG -q`` of each tree as a process, alternating."""
+    import os
+    import time
+
+    sys.path.insert(0, str(new))
+    from memsim.trace import open_trace  # (counts the requests once, for req/s)
+
+    n = sum(len(chunk) for chunk in open_trace(trace).chunks())
+    print(f"{'config':38}{'old s':>9}{'new s':>9}{'new/old':>9}{'old req/s':>12}"
+          f"{'new req/s':>12}   ({n:,} requests)")
+    for cfg in configs:
+        times: tuple[list, list] = ([], [])
+        for rep in range(processes + 1):  # the first pass warms both caches, untimed
+            for k, tree in enumerate((old, new)):
+                env = dict(os.environ, PYTHONPATH=str(tree))
+                t0 = time.perf_counter()
+                subprocess.run([sys.executable, "-m", "memsim", "run", trace, "-c", cfg, "-q"],
+                               check=True, env=env, cwd=tree)
+                if rep:
+                    times[k].append(time.perf_counter() - t0)
+        a, b = (statistics.median(x) for x in times)
+        print(f"{cfg:38}{a:>9.3f}{b:>9.3f}{a / b:>9.3f}{n / a:>12,.0f}{n / b:>12,.0f}")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("old", type=Path)
@@ -80,7 +131,13 @@ def main(argv=None) -> int:
     ap.add_argument("--processes", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--only", default="", help="run only the cases whose label contains this")
+    ap.add_argument("--e2e", metavar="TRACE", help="time memsim run on this trace file")
+    ap.add_argument("--e2e-config", action="append", metavar="PRESET",
+                    help="config of the end-to-end runs (repeatable)")
     args = ap.parse_args(argv)
+    if args.e2e:
+        return end_to_end(args.old.resolve(), args.new.resolve(), str(Path(args.e2e).resolve()),
+                          args.e2e_config or ["ddr4_2400_x8_1ch1r"], args.processes)
     with tempfile.TemporaryDirectory(prefix="memsim-ab-") as tmp:
         tmp = Path(tmp)
         copy_package(args.old.resolve(), "memsim_old", tmp)
@@ -88,24 +145,24 @@ def main(argv=None) -> int:
         worker = tmp / "worker.py"
         worker.write_text(WORKER)
         configs = Path(__file__).resolve().parent.parent / "configs"
-        print(f"{'case':38}{'old req/s':>12}{'new req/s':>12}{'new/old':>9}"
+        print(f"{'case':46}{'old req/s':>12}{'new req/s':>12}{'new/old':>9}"
               f"{'best old':>12}{'best new':>12}")
-        for cfg, kind, wr in CASES:
-            label = f"{cfg} {kind}{' 1/3 writes' if wr else ''}"
+        for cfg, over, kind, wr in CASES:
+            label = _label(cfg, over, kind, wr)
             if args.only not in label:
                 continue
             med, best = ([], []), ([0.0], [0.0])
             for _ in range(args.processes):
                 out = subprocess.run(
                     [sys.executable, str(worker), str(tmp), "memsim_old", "memsim_new",
-                     str(configs), cfg, kind, str(wr), str(args.rounds)],
+                     str(configs), cfg, kind, str(wr), str(args.rounds), ",".join(over)],
                     check=True, capture_output=True, text=True).stdout.split()
                 for k, pair in enumerate(out):
                     m, b = map(float, pair.split(","))
                     med[k].append(m)
                     best[k].append(b)
             old, new = (statistics.median(x) for x in med)
-            print(f"{label:38}{old:>12,.0f}{new:>12,.0f}{new / old:>9.3f}"
+            print(f"{label:46}{old:>12,.0f}{new:>12,.0f}{new / old:>9.3f}"
                   f"{max(best[0]):>12,.0f}{max(best[1]):>12,.0f}")
     return 0
 

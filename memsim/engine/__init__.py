@@ -19,7 +19,7 @@ from memsim import ecc as ecc_mod
 from memsim import nda as nda_mod
 from memsim.dram import spec as spec_mod
 from memsim.dram import subbank as subbank_data
-from memsim.engine import core, subbank
+from memsim.engine import core, jit, subbank
 from memsim.engine import cores as cores_mod
 from memsim.engine import ecc as ecc_engine
 from memsim.engine import nda as nda_engine
@@ -439,7 +439,7 @@ class Engine:
         non-final chunk returns at once and changes nothing. One process at a time
         compiles a variant (see compile_lock); the others then load it from the cache."""
         empty = np.zeros(0, np.int64)
-        with compile_lock(self.features):
+        with compile_lock(self.features), jit.blas_probe_skipped():
             self.loop(self.P, self.T, self.S, self.X, empty, empty, empty, empty, empty,
                       np.int64(self.requests_fed), False)
 

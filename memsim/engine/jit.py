@@ -10,6 +10,9 @@ No runtime reference counting anywhere (``_nrt=False``): the engine allocates no
 
 from __future__ import annotations
 
+import sys
+from contextlib import contextmanager
+
 COMPILED = dict(cache=True, _nrt=False, error_model="numpy")
 CALLEE = dict(_nrt=False, error_model="numpy")
 
@@ -29,3 +32,32 @@ def inline_into_compiled(expr, caller_ir, callee_ir) -> bool:
 
 
 INLINE = dict(COMPILED, inline=inline_into_compiled)
+
+
+# Set by ``memsim run`` (memsim.cli.cmd_run), a process that compiles nothing but the
+# engine: see blas_probe_skipped.
+SKIP_BLAS_PROBE = False
+_BLAS = "scipy.linalg.cython_blas"
+
+
+@contextmanager
+def blas_probe_skipped():
+    """Around the first load (or compilation) of a loop in ``memsim run``: numba,
+    when it first compiles or loads anything in a process, imports its array functions,
+    which import scipy.linalg to learn whether np.dot can call BLAS. The engine uses no
+    linear algebra, and that import was half the time of loading the cached loop (0.45
+    of 0.9 s measured on a loaded machine; benchmarks/phases.py). Marked absent for the
+    while, numba finds no BLAS and goes on; afterwards the mark is taken back, so that
+    an import of scipy.linalg works as ever. (In this process numba then computes a
+    compiled np.dot without BLAS; memsim's compiled code has none.) Elsewhere, e.g.
+    memsim used as a library, nothing changes."""
+    if (not SKIP_BLAS_PROBE or "numba.np.arraymath" in sys.modules
+            or _BLAS in sys.modules):
+        yield
+        return
+    sys.modules[_BLAS] = None  # (an import of it now fails at once, as if absent)
+    try:
+        yield
+    finally:
+        if _BLAS in sys.modules and sys.modules[_BLAS] is None:
+            del sys.modules[_BLAS]

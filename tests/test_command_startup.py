@@ -1,0 +1,53 @@
+"""Start-up and exit of the memsim command: numba's BLAS probe (an import of scipy.linalg,
+about half of loading the cached engine) is skipped while the engine loads, and the
+process's objects are frozen before it exits; elsewhere nothing changes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "traces" / "example_mix.trace"
+
+
+def _python(code: str) -> list[str]:
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True,
+                          capture_output=True, text=True, timeout=300).stdout.split()
+
+
+@pytest.mark.parametrize("skip", [True, False])
+def test_the_probe_is_skipped_only_when_asked_and_scipy_imports_afterwards(skip):
+    code = ("import sys\n"
+            "from memsim.engine import jit\n"
+            f"jit.SKIP_BLAS_PROBE = {skip}\n"
+            "with jit.blas_probe_skipped():\n"
+            "    from numba.np import arraymath  # (numba's first load imports it)\n"
+            "print(arraymath._HAVE_BLAS, 'scipy.linalg' in sys.modules)\n"
+            "import scipy.linalg.cython_blas\n"
+            "print(scipy.linalg.cython_blas.__name__)\n")
+    have_blas, scipy_loaded, after = _python(code)
+    assert (have_blas, scipy_loaded) == (("False", "False") if skip else ("True", "True"))
+    assert after == "scipy.linalg.cython_blas"
+
+
+def test_memsim_run_loads_the_engine_without_scipy():
+    code = ("import sys\n"
+            "from memsim.cli import main\n"
+            f"assert main(['run', {str(EXAMPLE)!r}, '-q']) == 0\n"
+            "print('numba' in sys.modules, 'scipy.linalg' in sys.modules)\n")
+    assert _python(code) == ["True", "False"]
+
+
+def test_the_command_freezes_its_objects_before_exit_and_a_call_with_argv_does_not():
+    code = ("import gc, sys\n"
+            "from memsim.cli import main\n"
+            f"assert main(['run', {str(EXAMPLE)!r}, '-q']) == 0\n"
+            "print(gc.get_freeze_count())\n"
+            f"sys.argv = ['memsim', 'run', {str(EXAMPLE)!r}, '-q']\n"
+            "assert main() == 0\n"
+            "print(gc.get_freeze_count() > 0)\n")
+    assert _python(code) == ["0", "True"]
