@@ -533,3 +533,16 @@ def decode_log(block: np.ndarray, engine_ids: bool) -> np.ndarray:
         out[:, 8] = np.where(req >= 0, req >> ID_SHIFT, -1)
     out[:, -1] = kind
     return out
+
+
+def engine_cause(iface: Interface) -> str:
+    """The key (and value) that puts a run on the engine's ECC variant, with what it
+    makes the controller do, for errors about the features that variant does not
+    combine with (``iface.needs_engine`` must be true)."""
+    if iface.inline_layout is not None:
+        return f"ecc.scheme {iface.scheme!r} (an ECC access beside each access)"
+    if iface.partial_write_fraction > 0:
+        return (f"ecc.partial_write_fraction {iface.partial_write_fraction} (ecc.scheme "
+                f"{iface.scheme!r}: a read-modify-write per partial write)")
+    return (f"ecc.decode_latency_cycles {iface.decode_latency_cycles} (ecc.scheme "
+            f"{iface.scheme!r}: a decode step at the controller)")

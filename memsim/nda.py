@@ -1,16 +1,16 @@
 """Near-data accelerators (NDAs) that share ranks with the host: kernels, memory layout,
 arbitration policies, and the statistics of a run.
 
-The model (``shared/reference/mechanisms.md`` section 2; Chopim, Cho et al., ISCA
-2020). Each rank has an NDA controller next to it (one per rank, ``nda.enabled``) that
-runs a kernel on the data of its own rank while the host replays its trace through the
-channel. NDA commands use the rank's banks and its own data pins, not the channel's
-data bus; they obey every bank, bank-group and rank timing rule against host commands
-and against each other, and neither the channel's command bus nor the rank-to-rank
-hand-over of the channel's data bus (which rows of the constraint table bind between
-the two sources is data: ``memsim.dram.ddr4.SOURCE_SCOPES``). The compiled controller
-is :mod:`memsim.engine.nda`; this module turns a config into its arrays and its
-counters into results.
+The model: ``docs/reference/nda.md`` (after Chopim, Cho et al., ISCA 2020). Each rank
+has an NDA controller next to it (one per rank, ``nda.enabled``) that runs a kernel on
+the data of its own rank while the host replays its trace through the channel. NDA
+commands use the rank's banks and its own data pins, not the channel's data bus; they
+obey every bank, bank-group and rank timing rule against host commands and against each
+other, and neither the channel's command bus nor the rank-to-rank hand-over of the
+channel's data bus (which rows of the constraint table bind between the two sources is
+data: ``memsim.dram.ddr4.SOURCE_SCOPES``). The compiled controller is
+:mod:`memsim.engine.nda`; this module turns a config into its arrays and its counters
+into results.
 
 Kernels are address generators over operands of 64-byte bursts (eight 8-byte
 elements). Every rank runs the same program on its share of the data:
@@ -353,18 +353,22 @@ def check(cfg, device) -> None:
                           "supported (the cores enter requests without the packet hop); use "
                           "traditional")
     if cfg.ecc.scheme != "none":
+        from memsim import ecc as ecc_mod
+
         iface = device.ecc
-        why = ("adds accesses or a decode step in the controller (the NDA variant has no "
-               "ECC accesses)" if iface.needs_engine else
-               "puts the engine on a half-cycle grid (NDA parameters are whole cycles)"
-               if iface.time_scale != 1 else
-               "runs two channels as one (an NDA belongs to one rank of one channel)"
-               if iface.lockstep else "")
-        if why:
-            raise ConfigError(f"ecc.scheme: {cfg.ecc.scheme!r} with near-data accelerators is "
-                              f"not supported: it {why}. Schemes that only change timings or "
-                              f"chips (write_crc, ca_parity, secded_x72, chipkill_x4, ondie, "
-                              f"aiecc without partial writes or decode latency) work")
+        scheme = f"ecc.scheme {cfg.ecc.scheme!r}"
+        what, why = ((ecc_mod.engine_cause(iface), "it needs the engine's ECC variant, "
+                      "which has no NDAs") if iface.needs_engine else
+                     (scheme, "it puts the engine on a half-cycle grid (NDA parameters are "
+                      "whole cycles)") if iface.time_scale != 1 else
+                     (scheme, "it runs two channels as one (an NDA belongs to one rank of "
+                      "one channel)") if iface.lockstep else (None, None))
+        if what:
+            raise ConfigError(f"nda.enabled: near-data accelerators and {what} are not "
+                              f"supported together: {why}. Schemes that only change timings "
+                              f"or chips (write_crc, ca_parity, secded_x72, chipkill_x4, "
+                              f"ondie, aiecc without ecc.partial_write_fraction or "
+                              f"ecc.decode_latency_cycles) work")
     if nda.kernel == "GEMV" and nda.matrix_cols * ELEMENT_BYTES % BURST_BYTES:
         raise ConfigError(f"nda.matrix_cols: {nda.matrix_cols} elements of {ELEMENT_BYTES} B "
                           f"are not whole {BURST_BYTES} B bursts (expected a multiple of "

@@ -162,7 +162,15 @@ def test_widths_and_rob_bound_a_core_without_memory_stalls(tmp_path):
         assert result.cores["core0"]["core_cycles"] == expect, (fw, rw, rob)
 
 
-def test_infinite_rob_and_stores_equal_the_open_loop_replay(tmp_path):
+# (the pairs of cores with a timing-only ECC scheme, lockstep, ranks and channels,
+# sub-banks and NDAs: the same commands as the replay with that feature)
+@pytest.mark.parametrize("over", [
+    (), ("ecc.scheme=aiecc",), ("ecc.scheme=chipkill_x8_lockstep", "dram.channels=2"),
+    ("dram.ranks=4", "dram.channels=2"),
+    ("dram.subbank_scheme=masa", "dram.subbanks_per_bank=4"),
+    ("dram.ranks=2", "nda.enabled=true", "nda.kernel=AXPY", "nda.repeat=true")],
+    ids=["ddr4", "aiecc", "lockstep", "4ranks_2channels", "masa", "nda"])
+def test_infinite_rob_and_stores_equal_the_open_loop_replay(tmp_path, over):
     # stores are posted and a huge ROB never fills: a one-wide core at the DRAM clock
     # sends record i at cycle sum(gap[j] + 1 for j <= i) - 1, exactly the cycle the
     # timestamped replay of the same Ramulator 2 trace gives it (bubbles -> cycles)
@@ -173,10 +181,10 @@ def test_infinite_rob_and_stores_equal_the_open_loop_replay(tmp_path):
     path = tmp_path / "stores.trace"
     cycles = np.cumsum(gaps + 1) - 1
     write_trace(path, cycles, np.ones(n, bool), addr, fmt="ramulator2")
-    plain = sim.run(path, None, ["frontend.mode=timestamped"], cmd_log=tmp_path / "plain.csv",
-                    progress=False)
+    plain = sim.run(path, None, ["frontend.mode=timestamped", *over],
+                    cmd_log=tmp_path / "plain.csv", progress=False)
     cores = multicore.run_cores([path], None, CORES + AT_DRAM_CLOCK + (
-        "core.rob_size=1048576", "core.fetch_width=1", "core.retire_width=1"),
+        "core.rob_size=1048576", "core.fetch_width=1", "core.retire_width=1", *over),
         cmd_log=tmp_path / "cores.csv", notify=False)
     assert read_log(tmp_path / "plain.csv").equals(read_log(tmp_path / "cores.csv"))
     assert np.array_equal(plain.counters, cores.counters)

@@ -149,7 +149,7 @@ def test_simpy_with_ndas_writes_a_protocol_clean_log_with_sources(tmp_path):
     env.run()
     mem.close()
     assert violations(path, config.load(None, over)) == []
-    log = read_log(path)
+    log = read_log(path)  # (after its header comment)
     assert set(log["source"]) == {"host", "nda"}
 
 

@@ -27,9 +27,12 @@ def replay(env, mem, cycle, is_write, addr, unit_tck):
         (mem.write if w else mem.read)(a)
 
 
-@pytest.mark.parametrize(("unit", "over"), [("ns", ()), ("cycles", ()),
-                                             ("ns", ("ecc.scheme=duo",))],
-                         ids=["ns", "cycles", "duo"])
+# (also the pairs of SimPy with ECC classes, ranks and channels)
+@pytest.mark.parametrize(("unit", "over"), [
+    ("ns", ()), ("cycles", ()), ("ns", ("ecc.scheme=duo",)), ("ns", ("ecc.scheme=aiecc",)),
+    ("ns", ("ecc.scheme=chipkill_x8_lockstep", "dram.channels=2")),
+    ("cycles", ("dram.ranks=4", "dram.channels=2"))],
+    ids=["ns", "cycles", "duo", "aiecc", "lockstep", "4ranks_2channels"])
 def test_replaying_a_timestamped_trace_gives_memsim_runs_summary(tmp_path, unit, over):
     # (DUO: the engine counts half cycles; what goes in and comes out is in cycles)
     addr, w, cyc = trace("hot", 1500, seed=5, write_ratio=0.3, timed_every=3.3)
@@ -173,11 +176,3 @@ def test_readme_simpy_example_runs():
     # they span, row hits otherwise (and a refresh or two delaying a read)
     assert int(reads) == 1000
     assert (CL + tBL) * TCK < float(mean_ns) < (tRCD + CL + tBL) * TCK
-
-
-@pytest.mark.parametrize("preset, key", [("ddr4_2400_x8_1ch1r_eruca",
-                                          "dram.subbanks_per_bank")])
-def test_simpy_with_ndas_or_sub_banks_is_refused_naming_the_key(preset, key):
-    with pytest.raises(ValueError, match=rf"^{key}: .* cannot be combined with (the cores "
-                                         rf"front end or )?the SimPy front door"):
-        MemorySystem(simpy.Environment(), preset, notify=False)

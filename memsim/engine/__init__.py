@@ -17,6 +17,7 @@ import numpy as np
 
 from memsim import ecc as ecc_mod
 from memsim import nda as nda_mod
+from memsim.config import ConfigError
 from memsim.dram import spec as spec_mod
 from memsim.dram import subbank as subbank_data
 from memsim.engine import core, jit, subbank
@@ -296,10 +297,11 @@ class Engine:
             self._set_x(core.X_SUBBANK, subbank.build_state(spec, cfg, extra))
         # (the cores front end works with sub-banks and with NDAs: their own variants)
         if step and sb > 1:
-            raise ValueError(
-                "dram.subbanks_per_bank: sub-banks cannot be combined with the SimPy front "
-                "door yet (their hooks are not wired into each other's loop variants); "
-                "replay a trace or use frontend.mode: cores instead")
+            raise ConfigError(
+                f"dram.subbank_scheme: {spec.subbank_scheme!r} (dram.subbanks_per_bank {sb}): "
+                f"sub-banks cannot be combined with the SimPy front door "
+                f"(memsim.simpy.MemorySystem) yet (their hooks are not wired into each "
+                f"other's loop variants); replay a trace or use frontend.mode: cores instead")
         if cores is not None:
             self.features |= core.F_CORES
             self._set_x(core.X_CORES, _cores_state(cores, tick, nb, nch, scale))
@@ -314,9 +316,12 @@ class Engine:
         self._log_kinds = iface is not None and iface.scheme != "none"
         if iface is not None and iface.needs_engine:
             if cores is not None or step:
-                raise ValueError(
-                    f"ecc.scheme: {iface.scheme!r} adds accesses in the engine, which the "
-                    f"cores front end and the SimPy front door do not support yet")
+                front = ("frontend.mode: cores" if cores is not None else
+                         "the SimPy front door (memsim.simpy.MemorySystem)")
+                raise ConfigError(
+                    f"{ecc_mod.engine_cause(iface)} with {front}: not supported together "
+                    f"(the engine's ECC variant has no {'cores' if cores is not None else 'SimPy'} "
+                    f"hooks yet); schemes that only change timings or chips work")
             self.features |= core.F_ECC
             self._set_x(core.X_ECC, ecc_engine.EccState(
                 ids=np.zeros(0, i64),
