@@ -194,7 +194,8 @@ def _checker(path, cfg, keep: int):
     return check.check_log(path, dict(dev.timings), dev.channels // dev.lockstep, dev.ranks,
                            org["bankgroups"], org["banks_per_group"], keep=keep,
                            refresh=cfg.dram.refresh, interface=dev.ecc.checker(dev.timings),
-                           subbank=check.subbank_rules(cfg), modules=check.modules_of(cfg))
+                           subbank=check.subbank_rules(cfg), modules=check.modules_of(cfg),
+                           standard=dev.standard)
 
 
 def _check_log(path, cfg) -> int:

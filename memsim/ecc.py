@@ -303,7 +303,10 @@ def interface(cfg, timings: dict) -> Interface:
     std = STANDARDS[d.standard]
     tck = std.tck_ns(timings)
     width = std.ORGANISATIONS[d.org]["width"]
-    chips = math.ceil(s.rank_bits / width) * (2 if s.lockstep else 1)
+    # rank_bits is per 64-bit channel: a narrower channel (DDR5's 32-bit sub-channel)
+    # has proportionally fewer chips
+    bits = s.rank_bits * getattr(std, "CHANNEL_WIDTH_BITS", 64) // 64
+    chips = math.ceil(bits / width) * (2 if s.lockstep else 1)
     crc_dm = bool(e.crc_data_mask) if s.write_crc else False
     adder = 0
     if crc_dm:
