@@ -9,6 +9,10 @@ sub-channels, memsim channels 0 and 1; one rank), refresh off in the engine runs
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
+import numpy as np
 import pandas as pd
 import pytest
 from helpers import addresses, cycles_of, resolve, run_logged
@@ -201,3 +205,54 @@ def test_energy_is_not_modelled_not_ddr4_numbers():
     _, spec, _ = resolve(PRESET)
     assert spec.power["source"] == "not modelled for DDR5 yet"
     assert all(v != v for k, v in spec.power.items() if k != "source")  # NaN
+
+
+@pytest.mark.parametrize("preset", [PRESET, "ddr5_5600b_x8_1dimm"])
+@pytest.mark.parametrize("policy", ["open", "closed"])
+def test_random_reads_and_writes_are_clean_under_the_ddr5_checker(tmp_path, preset, policy):
+    rng = np.random.default_rng(5)
+    n = 3000
+    _, spec, _ = resolve(preset)
+    a = rng.integers(0, spec.capacity_bytes // 64, n) * 64
+    w = rng.random(n) < 1 / 3
+    over = [f"controller.page_policy={policy}"]
+    _, s, log, path = run_logged(tmp_path, a, w, None, preset, over)
+    cfg = config.load(preset, over)
+    checker = check.check_log(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
+                              spec.banks_per_group, refresh=cfg.dram.refresh,
+                              interface=spec.ecc.checker(spec.timings), standard="DDR5")
+    assert checker.total == 0
+    # the two-cycle rule binds in this run: some command follows a two-cycle one at
+    # exactly two clocks on its sub-channel, none at one
+    gaps = []
+    for _, sub in log.groupby("channel"):
+        prev = sub["command"].isin(["ACT", "RD", "WR", "RDA", "WRA"]).to_numpy()[:-1]
+        gap = np.diff(sub["cycle"].to_numpy())
+        gaps.extend(gap[prev].tolist())
+    assert min(gaps) == 2
+
+
+def test_memsim_check_takes_the_standard_from_the_logs_config(tmp_path):
+    # a DDR5 log with one command moved into a two-cycle command's second clock:
+    # `memsim check` (config read from the log's header) reports cmd_bus
+    _, _, mapping = resolve(PRESET, NO_REFRESH)
+    a = addresses(mapping, [dict(bankgroup=0, row=1), dict(bankgroup=1, row=1)])
+    _, _, _, path = run_logged(tmp_path, a, [False, False], [0, 0], PRESET, NO_REFRESH)
+    lines = path.read_text().splitlines(keepends=True)
+    body = [i for i, line in enumerate(lines) if line[:1].isdigit()]
+    first, second = body[0], body[1]
+    assert lines[first].split(",")[7].strip() == "ACT"
+    broken = lines[second].split(",")
+    assert broken[7].strip() == "ACT"
+    broken[0] = str(int(lines[first].split(",")[0]) + 1)  # one clock after the first ACT
+    lines[second] = ",".join(broken)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("".join(lines))
+    ok = subprocess.run([sys.executable, "-m", "memsim", "check", str(path)],
+                        capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    proc = subprocess.run([sys.executable, "-m", "memsim", "check", str(bad)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert "cmd_bus" in proc.stdout + proc.stderr
+    assert "two-cycle ACT" in proc.stdout + proc.stderr
