@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from helpers import addresses, cycles_of, resolve, run_logged
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memsim import check, config
 from memsim.dram import ddr4, ddr5
@@ -50,6 +52,10 @@ def test_preset_geometry_is_two_32_bit_sub_channels_of_bl16():
     assert spec.capacity_bytes == 2 * 4 * 16 * 2**30 // 8
     # peak per sub-channel: 64 B every tBL = 8 clocks of 2000/4800 ns = 19.2 GB/s
     assert spec.peak_bandwidth_gbps == pytest.approx(2 * 64 / (8 * 2000 / 4800))
+    # the config as results carry it: BL16 bursts of 8 clocks
+    ecc = spec.device.resolved_ecc()
+    assert (ecc["read_burst_beats"], ecc["read_burst_cycles"], ecc["chips_per_rank"]) == (
+        16, 8, 4)
     _, x16, _ = resolve(PRESET, ["dram.org=x16"])
     assert (x16.bankgroups, x16.banks_per_group) == (4, 4)
 
@@ -256,3 +262,34 @@ def test_memsim_check_takes_the_standard_from_the_logs_config(tmp_path):
     assert proc.returncode != 0
     assert "cmd_bus" in proc.stdout + proc.stderr
     assert "two-cycle ACT" in proc.stdout + proc.stderr
+
+
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(speed=st.sampled_from(sorted(ddr5.SPEED_BINS)),
+       org=st.sampled_from(sorted(ddr5.ORGANISATIONS)),
+       density=st.sampled_from([16, 32]), channels=st.sampled_from([1, 2, 4]),
+       ranks=st.sampled_from([1, 2]),
+       scheduler=st.sampled_from(["fcfs", "frfcfs", "frfcfs_cap"]),
+       policy=st.sampled_from(["open", "closed", "timeout"]),
+       write_ratio=st.sampled_from([0.0, 0.3, 0.7]), local=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_property_random_ddr5_configs_and_traces_are_clean(tmp_path, speed, org, density,
+                                                           channels, ranks, scheduler,
+                                                           policy, write_ratio, local, seed):
+    over = [f"dram.speed={speed}", f"dram.org={org}", f"dram.density_gbit={density}",
+            f"dram.channels={channels}", f"dram.ranks={ranks}",
+            f"controller.scheduler={scheduler}", f"controller.page_policy={policy}"]
+    cfg, spec, _ = resolve(PRESET, over)
+    rng = np.random.default_rng(seed)
+    n = 400
+    lines = spec.capacity_bytes // 64
+    # local: a few rows' worth of lines (row hits, same-bank-group streams); else anywhere
+    a = (rng.integers(0, 256, n) if local else rng.integers(0, lines, n)) * 64
+    w = rng.random(n) < write_ratio
+    _, _, _, path = run_logged(tmp_path, a, w, None, PRESET, over)
+    checker = check.check_log(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
+                              spec.banks_per_group, refresh=cfg.dram.refresh,
+                              interface=spec.ecc.checker(spec.timings), standard="DDR5",
+                              keep=3)
+    assert checker.total == 0, checker.violations
