@@ -50,6 +50,11 @@ the checker counts half cycles: a burst may end on a half cycle, but every comma
 sit on a whole cycle (rule ``clock_edge``: DDR4 registers commands on the rising clock
 edge, and a burst starts RL or WL whole cycles after its command).
 
+DDR5 (``standard="DDR5"``, ``docs/reference/ddr5.md``): the same rules with the
+timings of the DDR5 speed bin, except that a write waits tCCD_L_WR (not tCCD_L) after a
+write to the same bank group, and ACT, RD, WR, RDA and WRA hold the command bus for two
+cycles (``DDR5_RULES``; ``STANDARD_RULES`` maps the config's standard to its rules).
+
 The packetized NDA interface (``modules``): a scheduler on each module issues its rank's
 commands, host and NDA alike, so the channel's command bus, its data bus and the rank
 switch concern each rank alone: the checker treats every rank as a channel of its own
