@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import addresses, cycles_of, resolve, run_logged
+from helpers import DDR5_PRESETS, addresses, cycles_of, resolve, run_logged
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,7 +23,7 @@ from memsim import check, config
 from memsim.dram import ddr4, ddr5
 from memsim.dram import spec as spec_mod
 
-PRESET = "ddr5_4800b_x8_1dimm"
+PRESET = DDR5_PRESETS[0]
 NO_REFRESH = ["dram.refresh=false"]
 T = ddr5.resolve_timings("DDR5_4800B", "x8", 16)
 COLS = ["cycle", "channel", "rank", "bankgroup", "bank", "row", "column", "command"]
@@ -213,7 +213,7 @@ def test_energy_is_not_modelled_not_ddr4_numbers():
     assert all(v != v for k, v in spec.power.items() if k != "source")  # NaN
 
 
-@pytest.mark.parametrize("preset", [PRESET, "ddr5_5600b_x8_1dimm"])
+@pytest.mark.parametrize("preset", DDR5_PRESETS)
 @pytest.mark.parametrize("policy", ["open", "closed"])
 def test_random_reads_and_writes_are_clean_under_the_ddr5_checker(tmp_path, preset, policy):
     rng = np.random.default_rng(5)
