@@ -50,6 +50,11 @@ the checker counts half cycles: a burst may end on a half cycle, but every comma
 sit on a whole cycle (rule ``clock_edge``: DDR4 registers commands on the rising clock
 edge, and a burst starts RL or WL whole cycles after its command).
 
+DDR5 (``standard="DDR5"``, ``docs/reference/ddr5.md``): the same rules with the
+timings of the DDR5 speed bin, except that a write waits tCCD_L_WR (not tCCD_L) after a
+write to the same bank group, and ACT, RD, WR, RDA and WRA hold the command bus for two
+cycles (``DDR5_RULES``; ``STANDARD_RULES`` maps the config's standard to its rules).
+
 The packetized NDA interface (``modules``): a scheduler on each module issues its rank's
 commands, host and NDA alike, so the channel's command bus, its data bus and the rank
 switch concern each rank alone: the checker treats every rank as a channel of its own
@@ -193,7 +198,19 @@ OTHER_RULES = {
     "command on one)",
 }
 
+# DDR5 (JESD79-5, docs/reference/ddr5.md): a write waits tCCD_L_WR after a write to the
+# same bank group (instead of tCCD_L), and ACT, RD, WR, RDA and WRA hold the command bus
+# for two cycles (PRE, PREA, REF for one), so the next command of the channel waits two.
+TWO_CYCLE = ("ACT",) + COLUMN
+DDR5_RULES = tuple(r for r in RULES if (r.name, r.earlier) != ("tCCD_L", WRITES)) + (
+    Rule("tCCD_L_WR", BUS, WRITES, WRITES, "tCCD_L_WR"),
+    Rule("cmd_bus", CHANNEL, TWO_CYCLE, COMMANDS, "2"),
+)
+STANDARD_RULES = {"DDR4": RULES, "DDR5": DDR5_RULES}
+
 RULE_NAMES = tuple(dict.fromkeys([r.name for r in RULES] + list(OTHER_RULES)))
+# Rule names only DDR5 logs can break (tests/test_ddr5.py exercises each).
+DDR5_RULE_NAMES = tuple(dict.fromkeys(r.name for r in DDR5_RULES if r.name not in RULE_NAMES))
 
 
 # --------------------------------------------------------------------------------------
@@ -358,7 +375,8 @@ class ProtocolChecker:
                  banks_per_group: int, max_violations: int | None = None,
                  refresh: bool = True, keep: int | None = None,
                  interface: Interface | None = None,
-                 subbank: SubbankRules | None = None, modules: int = 0):
+                 subbank: SubbankRules | None = None, modules: int = 0,
+                 standard: str = "DDR4"):
         iface = interface or Interface()
         # packetized NDA interface: every rank scheduled by its module, as a channel
         self.modules = modules
@@ -374,7 +392,8 @@ class ProtocolChecker:
         t["tRMW"] = iface.tccd_l_wr_adder
         self.t = t
         self.interface = iface
-        self.rules = RULES + ((ONDIE_RULE,) if iface.tccd_l_wr_adder else ())
+        self.rules = STANDARD_RULES[standard] + ((ONDIE_RULE,) if iface.tccd_l_wr_adder
+                                                 else ())
         self.channels, self.ranks = channels, ranks
         self.bankgroups, self.banks_per_group = bankgroups, banks_per_group
         self.max_violations = max_violations
@@ -503,6 +522,10 @@ class ProtocolChecker:
     def _rule_message(self, rule_index: int, ready: int, earlier, later) -> str:
         rule = self.rules[rule_index]
         sc = self.scale
+        if rule.name == "cmd_bus" and rule.gap != "1":
+            return (f"command in cycle {_cycles(later[1], sc)} while the two-cycle "
+                    f"{COMMANDS[earlier[8]]} of cycle {_cycles(earlier[1], sc)} holds the "
+                    f"command bus of channel {later[2]}")
         if rule.name == "cmd_bus":
             return (f"two commands in cycle {_cycles(later[1], sc)} on the command bus of "
                     f"channel {later[2]}")
@@ -896,14 +919,15 @@ def check_commands(df: pd.DataFrame, timings: dict, channels: int, ranks: int,
                    bankgroups: int, banks_per_group: int, max_violations: int | None = None,
                    first_line: int = 2, refresh: bool = True,
                    interface: Interface | None = None,
-                   subbank: SubbankRules | None = None, modules: int = 0) -> list[Violation]:
+                   subbank: SubbankRules | None = None, modules: int = 0,
+                   standard: str = "DDR4") -> list[Violation]:
     """Check a command log held in a DataFrame; row i is CSV line ``first_line + i``.
     ``refresh=False``: the run had refresh switched off, so no refresh deadlines.
     ``interface``: an ECC scheme's changes to the interface (default: none).
     ``subbank``: the rules of a sub-banked device (:func:`subbank_rules`)."""
     checker = ProtocolChecker(timings, channels, ranks, bankgroups, banks_per_group,
                               max_violations, refresh, interface=interface, subbank=subbank,
-                              modules=modules)
+                              modules=modules, standard=standard)
     checker.feed(df, first_line)
     return checker.violations
 
@@ -912,24 +936,27 @@ def check_file(path, timings: dict, channels: int, ranks: int, bankgroups: int,
                banks_per_group: int, max_violations: int | None = None,
                chunk_rows: int = 1 << 20, refresh: bool = True,
                interface: Interface | None = None,
-               subbank: SubbankRules | None = None, modules: int = 0) -> list[Violation]:
+               subbank: SubbankRules | None = None, modules: int = 0,
+               standard: str = "DDR4") -> list[Violation]:
     """Check a command-log CSV (``.csv`` or ``.csv.gz``), reading it in chunks."""
     return check_log(path, timings, channels, ranks, bankgroups, banks_per_group,
                      max_violations=max_violations, chunk_rows=chunk_rows,
                      refresh=refresh, interface=interface, subbank=subbank,
-                     modules=modules).violations
+                     modules=modules, standard=standard).violations
 
 
 def check_log(path, timings: dict, channels: int, ranks: int, bankgroups: int,
               banks_per_group: int, max_violations: int | None = None,
               keep: int | None = None, chunk_rows: int = 1 << 20,
               refresh: bool = True, interface: Interface | None = None,
-              subbank: SubbankRules | None = None, modules: int = 0) -> ProtocolChecker:
+              subbank: SubbankRules | None = None, modules: int = 0,
+              standard: str = "DDR4") -> ProtocolChecker:
     """Check a command-log CSV; return the checker (``total``, ``counts`` per rule, the
     first ``keep`` ``violations``). Unreadable or malformed logs raise ValueError naming
     the file (and line)."""
     checker = ProtocolChecker(timings, channels, ranks, bankgroups, banks_per_group,
-                              max_violations, refresh, keep, interface, subbank, modules)
+                              max_violations, refresh, keep, interface, subbank, modules,
+                              standard)
     try:
         _check_chunks(checker, path, chunk_rows)
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError,

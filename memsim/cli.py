@@ -66,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--cmd-log", metavar="FILE.csv[.gz]",
                      help="write every issued DRAM command as CSV (gzip if .gz)")
     run.add_argument("--check", action="store_true",
-                     help="check the command log against the DDR4 rules after the run")
+                     help="check the command log against the rules of the config's "
+                          "standard (DDR4, DDR5) after the run")
     run.add_argument("--skip-bad-lines", action="store_true",
                      help="skip and count malformed trace lines instead of stopping")
     run.add_argument("--wrap-addresses", action="store_true",
@@ -81,9 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
                           "compile notice")
     run.set_defaults(func=cmd_run)
 
-    check = sub.add_parser("check", help="check a command log against the DDR4 rules",
+    check = sub.add_parser("check", help="check a command log against the rules of its "
+                                         "config's standard",
                            description="Replay a command log (memsim run --cmd-log) against "
-                                       "every DDR4 timing and state rule, with the config "
+                                       "every DDR4 (or DDR5) timing and state rule, with the "
+                                       "config "
                                        "recorded in the log (or --config / -p). The rules: "
                                        f"{reference('ddr4.md')}.")
     check.add_argument("log", metavar="FILE.csv[.gz]",
@@ -197,7 +200,8 @@ def _checker(path, cfg, keep: int):
     return check.check_log(path, dict(dev.timings), dev.channels // dev.lockstep, dev.ranks,
                            org["bankgroups"], org["banks_per_group"], keep=keep,
                            refresh=cfg.dram.refresh, interface=dev.ecc.checker(dev.timings),
-                           subbank=check.subbank_rules(cfg), modules=check.modules_of(cfg))
+                           subbank=check.subbank_rules(cfg), modules=check.modules_of(cfg),
+                           standard=dev.standard)
 
 
 def _check_log(path, cfg) -> int:

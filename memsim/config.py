@@ -45,7 +45,10 @@ def _choice(*options):
 _SPEEDS = tuple(s for std in STANDARDS.values() for s in std.SPEED_BINS)
 _ORGS = tuple(dict.fromkeys(o for std in STANDARDS.values() for o in std.ORGANISATIONS))
 _DENSITIES = tuple(sorted({g for std in STANDARDS.values() for o in std.ORGANISATIONS.values()
-                           for g in o["rows"]}))
+                           for g in o["rows"]}
+                          # densities a standard names but does not model yet: its error
+                          | {v for std in STANDARDS.values()
+                             for k, v in getattr(std, "NOT_MODELLED", {}) if k == "density_gbit"}))
 
 
 @dataclass
@@ -442,6 +445,7 @@ def _check_mechanisms(cfg: Config, data: dict) -> None:
     """A mechanism's keys only with the mechanism on."""
     d = cfg.dram
     _check_standard(d)
+    _check_not_modelled(cfg)
     if d.subbanks_per_bank & (d.subbanks_per_bank - 1):
         raise ConfigError(f"dram.subbanks_per_bank: {d.subbanks_per_bank} is not a power of "
                           f"two (the sub-bank index is a field of address bits)")
@@ -488,6 +492,10 @@ def _check_mechanisms(cfg: Config, data: dict) -> None:
 def _check_standard(d: DramConfig) -> None:
     """The speed bin, organisation and density belong to dram.standard."""
     std = device_mod.standard(d)
+    for key, value in (("org", d.org), ("density_gbit", d.density_gbit)):
+        why = getattr(std, "NOT_MODELLED", {}).get((key, value))
+        if why:
+            raise ConfigError(f"dram.{key}: {value!r} on {d.standard}: {why}")
     for key, value, known in (("speed", d.speed, std.SPEED_BINS),
                               ("org", d.org, std.ORGANISATIONS)):
         if value not in known:
@@ -497,6 +505,17 @@ def _check_standard(d: DramConfig) -> None:
     if d.density_gbit not in densities:
         raise ConfigError(f"dram.density_gbit: {d.density_gbit} is not a {d.standard} "
                           f"density (expected one of: {', '.join(map(str, densities))})")
+
+
+def _check_not_modelled(cfg: Config) -> None:
+    """Keys whose other values the standard does not model yet (its NOT_MODELLED_KEYS)."""
+    std = device_mod.standard(cfg.dram)
+    for key, allowed in getattr(std, "NOT_MODELLED_KEYS", {}).items():
+        section, name = key.split(".")
+        value = getattr(getattr(cfg, section), name)
+        if value not in allowed:
+            raise ConfigError(f"{key}: {value!r} is not modelled for {std.NAME} yet "
+                              f"(expected: {' or '.join(map(repr, allowed))})")
 
 
 def _check_consistency(cfg: Config) -> None:

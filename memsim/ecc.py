@@ -266,11 +266,12 @@ class Interface:
             twtr_l_adder=add.get("tWTR_L", 0),
             tccd_l_wr_adder=self.ondie_rmw_cycles if self.ondie else 0)
 
-    def resolved(self, timings: dict) -> dict:
-        """The derived numbers, as they travel with a result (``config.ecc.resolved``)."""
+    def resolved(self, timings: dict, burst_length: int = ddr4.BURST_LENGTH) -> dict:
+        """The derived numbers, as they travel with a result (``config.ecc.resolved``);
+        ``burst_length``: the standard's BL in beats."""
         out = {
-            "read_burst_beats": ddr4.BURST_LENGTH + self.read_extra_beats,
-            "write_burst_beats": ddr4.BURST_LENGTH + self.write_extra_beats,
+            "read_burst_beats": burst_length + self.read_extra_beats,
+            "write_burst_beats": burst_length + self.write_extra_beats,
             "read_burst_cycles": self.burst_cycles(timings["tBL"], False),
             "write_burst_cycles": self.burst_cycles(timings["tBL"], True),
             "read_latency_cycles": timings["CL"] + self.device_read_adder_cycles,
@@ -303,7 +304,10 @@ def interface(cfg, timings: dict) -> Interface:
     std = STANDARDS[d.standard]
     tck = std.tck_ns(timings)
     width = std.ORGANISATIONS[d.org]["width"]
-    chips = math.ceil(s.rank_bits / width) * (2 if s.lockstep else 1)
+    # rank_bits is per 64-bit channel: a narrower channel (DDR5's 32-bit sub-channel)
+    # has proportionally fewer chips
+    bits = s.rank_bits * getattr(std, "CHANNEL_WIDTH_BITS", 64) // 64
+    chips = math.ceil(bits / width) * (2 if s.lockstep else 1)
     crc_dm = bool(e.crc_data_mask) if s.write_crc else False
     adder = 0
     if crc_dm:

@@ -55,6 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memsim.dram import ddr4
+from memsim.dram.standards import STANDARDS
 from memsim.errors import ConfigError
 
 # Kernels and what they move per element (a burst of each operand): reads, writes.
@@ -106,9 +107,10 @@ class Geometry:
 
     @classmethod
     def from_dram(cls, dram) -> Geometry:
-        org = ddr4.ORGANISATIONS[dram.org]
+        std = STANDARDS[dram.standard]
+        org = std.ORGANISATIONS[dram.org]
         return cls(org["bankgroups"], org["banks_per_group"], org["rows"][dram.density_gbit],
-                   org["columns"] // ddr4.BURST_LENGTH, dram.channels * dram.ranks)
+                   org["columns"] // std.BURST_LENGTH, dram.channels * dram.ranks)
 
     @property
     def banks_per_rank(self) -> int:

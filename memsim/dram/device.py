@@ -120,7 +120,7 @@ class Device:
 
     def resolved_ecc(self) -> dict:
         """The ECC scheme's derived numbers (``ecc.resolved``)."""
-        return self.ecc.resolved(self.timings)
+        return self.ecc.resolved(self.timings, self.std.BURST_LENGTH)
 
 
 def resolve(cfg) -> Device:

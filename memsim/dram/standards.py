@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from memsim.dram import ddr4
+from memsim.dram import ddr4, ddr5
 
-STANDARDS: dict[str, ModuleType] = {ddr4.NAME: ddr4}
+STANDARDS: dict[str, ModuleType] = {ddr4.NAME: ddr4, ddr5.NAME: ddr5}
 
 
 def standard(name: str) -> ModuleType:

@@ -1,0 +1,295 @@
+"""DDR5 as a second standard (memsim/dram/ddr5.py, docs/reference/ddr5.md): its data,
+its constraint table's new rule families (tCCD_L_WR, two-cycle commands on the command
+bus), the checker's restatement of them, closed forms on the engine, and the keys not
+modelled for DDR5 yet.
+
+Device: the preset ddr5_4800b_x8_1dimm (DDR5-4800B x8 16 Gb; one DIMM = two 32-bit
+sub-channels, memsim channels 0 and 1; one rank), refresh off in the engine runs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import DDR5_PRESETS, addresses, cycles_of, resolve, run_logged
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memsim import check, config
+from memsim.dram import ddr4, ddr5
+from memsim.dram import spec as spec_mod
+
+PRESET = DDR5_PRESETS[0]
+NO_REFRESH = ["dram.refresh=false"]
+T = ddr5.resolve_timings("DDR5_4800B", "x8", 16)
+COLS = ["cycle", "channel", "rank", "bankgroup", "bank", "row", "column", "command"]
+
+
+def test_speed_bins_are_the_jedec_values_docs_reference_ddr5_lists():
+    # JESD79-5 (docs/reference/ddr5.md): 40-39-39 at tCK = 2000/4800 ns; the ns-defined
+    # timings rounded up to whole clocks
+    assert (T["CL"], T["CWL"], T["tRCD"], T["tRP"], T["tRAS"], T["tRC"]) == (40, 38, 39, 39,
+                                                                            77, 116)
+    assert (T["tCCD_S"], T["tCCD_L"], T["tCCD_L_WR"], T["tRRD_S"], T["tRRD_L"],
+            T["tFAW"]) == (8, 12, 48, 8, 12, 32)
+    assert (T["tWTR_S"], T["tWTR_L"], T["tRTP"], T["tWR"], T["tRFC"], T["tREFI"],
+            T["tBL"]) == (6, 24, 18, 72, 708, 9360, 8)
+    t56 = ddr5.resolve_timings("DDR5_5600B", "x16", 32)
+    assert (t56["CL"], t56["tRCD"], t56["tRP"], t56["tRAS"], t56["tCCD_L"],
+            t56["tCCD_L_WR"], t56["tFAW"], t56["tRFC"], t56["tREFI"]) == (
+        46, 45, 45, 90, 14, 56, 40, 1148, 10920)
+
+
+def test_preset_geometry_is_two_32_bit_sub_channels_of_bl16():
+    cfg, spec, _ = resolve(PRESET)
+    assert (spec.channels, spec.ranks, spec.bankgroups, spec.banks_per_group) == (2, 1, 8, 4)
+    assert (spec.burst_bytes, spec.burst_length, spec.chips_per_rank) == (64, 16, 32 // 8)
+    # 2 sub-channels x 4 chips x 16 Gb
+    assert spec.capacity_bytes == 2 * 4 * 16 * 2**30 // 8
+    # peak per sub-channel: 64 B every tBL = 8 clocks of 2000/4800 ns = 19.2 GB/s
+    assert spec.peak_bandwidth_gbps == pytest.approx(2 * 64 / (8 * 2000 / 4800))
+    # the config as results carry it: BL16 bursts of 8 clocks
+    ecc = spec.device.resolved_ecc()
+    assert (ecc["read_burst_beats"], ecc["read_burst_cycles"], ecc["chips_per_rank"]) == (
+        16, 8, 4)
+    _, x16, _ = resolve(PRESET, ["dram.org=x16"])
+    assert (x16.bankgroups, x16.banks_per_group) == (4, 4)
+
+
+def test_command_bus_occupancy_is_data_in_the_table():
+    _, spec, _ = resolve(PRESET)
+    lat, ch = spec.latency, spec_mod.LEVEL["channel"]
+    for prev in ddr5.COMMANDS:
+        for nxt in ddr5.COMMANDS:
+            want = ddr5.COMMAND_BUS_CYCLES[prev]
+            assert lat[spec_mod.CMD[prev], ch, spec_mod.CMD[nxt]] >= want
+    assert lat[spec_mod.ACT, ch, spec_mod.PRE] == 2
+    assert lat[spec_mod.PRE, ch, spec_mod.ACT] == 1
+    assert lat[spec_mod.WR, spec_mod.LEVEL["bankgroup"], spec_mod.WR] == T["tCCD_L_WR"]
+    assert lat[spec_mod.RD, spec_mod.LEVEL["bankgroup"], spec_mod.RD] == T["tCCD_L"]
+    # DDR4's table still has one cycle per command
+    _, d4, _ = resolve("ddr4_2400_x8_1ch1r")
+    assert d4.latency[spec_mod.ACT, ch, spec_mod.PRE] == 1
+    assert ("channel", ddr4.COMMANDS, ddr4.COMMANDS, "1", 1, False) in ddr4.CONSTRAINTS
+
+
+# ---------------------------------------------------------------- the checker's rules
+
+def _check(rows):
+    df = pd.DataFrame(rows, columns=COLS)
+    return check.check_commands(df, T, 2, 1, 8, 4, refresh=False, standard="DDR5")
+
+
+def _act(cycle, bg=0, bank=0, ch=0):
+    return (cycle, ch, 0, bg, bank, 0, -1, "ACT")
+
+
+@pytest.mark.parametrize("write", [True, False])
+def test_checker_write_to_write_same_bank_group_waits_tccd_l_wr(write):
+    second = "WR" if write else "RD"
+    gap = T["tCCD_L_WR"] if write else T["tCCD_L"]
+    for cycle, rules in ((T["tRCD"] + gap, []),
+                         (T["tRCD"] + gap - 1, ["tCCD_L_WR" if write else "tCCD_L"])):
+        rows = [_act(0), (T["tRCD"], 0, 0, 0, 0, 0, 0, second),
+                (cycle, 0, 0, 0, 0, 0, 16, second)]
+        assert [v.rule for v in _check(rows)] == rules
+
+
+def test_checker_two_cycle_commands_hold_the_command_bus():
+    rd = T["tRCD"]
+    for earlier in (_act(0), (rd, 0, 0, 0, 0, 0, 0, "RD")):
+        base = [_act(0)] if earlier[-1] == "RD" else []
+        at = earlier[0]
+        # a PRE to a precharged bank only uses the command bus
+        ok = base + [earlier, (at + 2, 0, 0, 1, 0, -1, -1, "PRE")]
+        bad = base + [earlier, (at + 1, 0, 0, 1, 0, -1, -1, "PRE")]
+        assert _check(ok) == []
+        found = _check(bad)
+        assert [v.rule for v in found] == ["cmd_bus"]
+        assert "two-cycle" in found[0].message
+    # PRE and REF take one cycle; the other sub-channel has its own bus
+    assert _check([(0, 0, 0, 1, 0, -1, -1, "PRE"), _act(1)]) == []
+    assert _check([_act(0), _act(1, ch=1)]) == []
+    # the DDR4 checker does not know two-cycle commands
+    df = pd.DataFrame([_act(0), (1, 0, 0, 1, 0, -1, -1, "PRE")], columns=COLS)
+    assert check.check_commands(df, T, 2, 1, 8, 4, refresh=False) == []
+
+
+def test_every_ddr5_rule_family_has_a_one_cycle_test_here():
+    # tCCD_L_WR and the two-cycle cmd_bus rule above; every other rule is DDR4's
+    # (tests/test_check_rules.py)
+    assert set(check.DDR5_RULE_NAMES) == {"tCCD_L_WR"}
+    two_cycle = [r for r in check.DDR5_RULES if r.name == "cmd_bus" and r.gap == "2"]
+    assert len(two_cycle) == 1
+    assert set(two_cycle[0].earlier) == {c for c, n in ddr5.COMMAND_BUS_CYCLES.items()
+                                         if n == 2}
+
+
+# ---------------------------------------------------------------- closed forms (engine)
+
+def test_idle_row_miss_read_latency_is_trcd_cl_bl_half(tmp_path):
+    _, _, mapping = resolve(PRESET, NO_REFRESH)
+    a = addresses(mapping, [dict(channel=1, bankgroup=5, bank=2, row=7)])
+    _, s, log, path = run_logged(tmp_path, a, [False], [0], PRESET, NO_REFRESH)
+    # BL16: the burst is BL / 2 = 8 clocks
+    assert s["latency_cycles"]["read"]["max"] == T["tRCD"] + T["CL"] + 16 // 2
+    assert cycles_of(log, "ACT") == [0] and cycles_of(log, "RD") == [T["tRCD"]]
+    assert _violations(path) == 0
+
+
+def _violations(path):
+    cfg = config.load(PRESET, NO_REFRESH)
+    _, spec, _ = resolve(PRESET, NO_REFRESH)
+    return check.check_log(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
+                           spec.banks_per_group, refresh=False,
+                           interface=spec.ecc.checker(spec.timings),
+                           standard=cfg.dram.standard).total
+
+
+def test_same_bank_group_read_stream_is_bound_by_tccd_l(tmp_path):
+    n = 12
+    _, _, mapping = resolve(PRESET, NO_REFRESH)
+    a = addresses(mapping, [dict(bankgroup=3, row=1, column=16 * i) for i in range(n)])
+    _, s, log, path = run_logged(tmp_path, a, [False] * n, [0] * n, PRESET, NO_REFRESH)
+    rd = cycles_of(log, "RD")
+    assert rd == [T["tRCD"] + T["tCCD_L"] * i for i in range(n)]
+    assert s["cycles"] == T["tRCD"] + (n - 1) * T["tCCD_L"] + T["CL"] + T["tBL"]
+    assert _violations(path) == 0
+
+
+def test_reads_across_bank_groups_reach_peak_bandwidth_per_sub_channel(tmp_path):
+    # 8 bank groups x 8 row hits each, round-robin: once the rows are open, a read every
+    # tCCD_S = tBL clocks, the data bus never idle: 64 B / (8 x 2000/4800 ns) = 19.2 GB/s
+    per, groups = 8, 8
+    _, spec, mapping = resolve(PRESET, NO_REFRESH)
+    fields = [dict(bankgroup=g, row=2, column=16 * i) for i in range(per) for g in range(groups)]
+    a = addresses(mapping, fields)
+    n = len(a)
+    _, _, log, path = run_logged(tmp_path, a, [False] * n, [0] * n, PRESET, NO_REFRESH)
+    rd = cycles_of(log, "RD")
+    last_act = max(cycles_of(log, "ACT"))
+    steady = [c for c in rd if c > last_act]
+    assert len(steady) >= n // 2
+    gaps = {b - a for a, b in zip(steady, steady[1:], strict=False)}
+    assert gaps == {T["tCCD_S"]} and T["tCCD_S"] == T["tBL"]
+    window_ns = len(steady) * T["tBL"] * spec.tck_ns
+    assert len(steady) * 64 / window_ns == pytest.approx(spec.peak_bandwidth_gbps / 2)
+    assert _violations(path) == 0
+
+
+# ---------------------------------------------------------------- not modelled yet
+
+@pytest.mark.parametrize("override, key", [
+    ("dram.density_gbit=24", "dram.density_gbit"),
+    ("dram.org=x4", "dram.org"),
+    ("ecc.scheme=secded_x72", "ecc.scheme"),
+    ("nda.enabled=true", "nda.enabled"),
+    ("dram.subbank_scheme=salp1", "dram.subbank_scheme"),
+    ("frontend.mode=cores", "frontend.mode"),
+    ("dram.power.IDD0=50", "dram.power"),
+])
+def test_keys_not_modelled_for_ddr5_are_config_errors(override, key):
+    with pytest.raises(config.ConfigError) as e:
+        config.load(PRESET, [override])
+    assert str(e.value).startswith(key)
+    assert "DDR5" in str(e.value)
+
+
+def test_simpy_refuses_ddr5():
+    simpy = pytest.importorskip("simpy")
+    from memsim.simpy import MemorySystem
+
+    with pytest.raises(config.ConfigError, match="dram.standard.*not modelled for DDR5"):
+        MemorySystem(simpy.Environment(), PRESET)
+
+
+def test_energy_is_not_modelled_not_ddr4_numbers():
+    _, spec, _ = resolve(PRESET)
+    assert spec.power["source"] == "not modelled for DDR5 yet"
+    assert all(v != v for k, v in spec.power.items() if k != "source")  # NaN
+
+
+@pytest.mark.parametrize("preset", DDR5_PRESETS)
+@pytest.mark.parametrize("policy", ["open", "closed"])
+def test_random_reads_and_writes_are_clean_under_the_ddr5_checker(tmp_path, preset, policy):
+    rng = np.random.default_rng(5)
+    n = 3000
+    _, spec, _ = resolve(preset)
+    a = rng.integers(0, spec.capacity_bytes // 64, n) * 64
+    w = rng.random(n) < 1 / 3
+    over = [f"controller.page_policy={policy}"]
+    _, s, log, path = run_logged(tmp_path, a, w, None, preset, over)
+    cfg = config.load(preset, over)
+    checker = check.check_log(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
+                              spec.banks_per_group, refresh=cfg.dram.refresh,
+                              interface=spec.ecc.checker(spec.timings), standard="DDR5")
+    assert checker.total == 0
+    # the two-cycle rule binds in this run: some command follows a two-cycle one at
+    # exactly two clocks on its sub-channel, none at one
+    gaps = []
+    for _, sub in log.groupby("channel"):
+        prev = sub["command"].isin(["ACT", "RD", "WR", "RDA", "WRA"]).to_numpy()[:-1]
+        gap = np.diff(sub["cycle"].to_numpy())
+        gaps.extend(gap[prev].tolist())
+    assert min(gaps) == 2
+
+
+def test_memsim_check_takes_the_standard_from_the_logs_config(tmp_path):
+    # a DDR5 log with one command moved into a two-cycle command's second clock:
+    # `memsim check` (config read from the log's header) reports cmd_bus
+    _, _, mapping = resolve(PRESET, NO_REFRESH)
+    a = addresses(mapping, [dict(bankgroup=0, row=1), dict(bankgroup=1, row=1)])
+    _, _, _, path = run_logged(tmp_path, a, [False, False], [0, 0], PRESET, NO_REFRESH)
+    lines = path.read_text().splitlines(keepends=True)
+    body = [i for i, line in enumerate(lines) if line[:1].isdigit()]
+    first, second = body[0], body[1]
+    assert lines[first].split(",")[7].strip() == "ACT"
+    broken = lines[second].split(",")
+    assert broken[7].strip() == "ACT"
+    broken[0] = str(int(lines[first].split(",")[0]) + 1)  # one clock after the first ACT
+    lines[second] = ",".join(broken)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("".join(lines))
+    ok = subprocess.run([sys.executable, "-m", "memsim", "check", str(path)],
+                        capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    proc = subprocess.run([sys.executable, "-m", "memsim", "check", str(bad)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert "cmd_bus" in proc.stdout + proc.stderr
+    assert "two-cycle ACT" in proc.stdout + proc.stderr
+
+
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(speed=st.sampled_from(sorted(ddr5.SPEED_BINS)),
+       org=st.sampled_from(sorted(ddr5.ORGANISATIONS)),
+       density=st.sampled_from([16, 32]), channels=st.sampled_from([1, 2, 4]),
+       ranks=st.sampled_from([1, 2]),
+       scheduler=st.sampled_from(["fcfs", "frfcfs", "frfcfs_cap"]),
+       policy=st.sampled_from(["open", "closed", "timeout"]),
+       write_ratio=st.sampled_from([0.0, 0.3, 0.7]), local=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_property_random_ddr5_configs_and_traces_are_clean(tmp_path, speed, org, density,
+                                                           channels, ranks, scheduler,
+                                                           policy, write_ratio, local, seed):
+    over = [f"dram.speed={speed}", f"dram.org={org}", f"dram.density_gbit={density}",
+            f"dram.channels={channels}", f"dram.ranks={ranks}",
+            f"controller.scheduler={scheduler}", f"controller.page_policy={policy}"]
+    cfg, spec, _ = resolve(PRESET, over)
+    rng = np.random.default_rng(seed)
+    n = 400
+    lines = spec.capacity_bytes // 64
+    # local: a few rows' worth of lines (row hits, same-bank-group streams); else anywhere
+    a = (rng.integers(0, 256, n) if local else rng.integers(0, lines, n)) * 64
+    w = rng.random(n) < write_ratio
+    _, _, _, path = run_logged(tmp_path, a, w, None, PRESET, over)
+    checker = check.check_log(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
+                              spec.banks_per_group, refresh=cfg.dram.refresh,
+                              interface=spec.ecc.checker(spec.timings), standard="DDR5",
+                              keep=3)
+    assert checker.total == 0, checker.violations
