@@ -8,7 +8,9 @@ resolves exactly these values).
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -230,3 +232,12 @@ def conservation_errors(log: pd.DataFrame, addr, is_write, mapping: AddressMappi
             errors.append(f"{names[0]} commands not at their request's bank/row: log rows "
                           f"{rows.index[bad][:5].tolist()}")
     return errors
+
+
+def run_example(name: str):
+    """Run ``examples/<name>.py``'s ``main(quiet=True)`` and return what it returns."""
+    path = Path(__file__).resolve().parent.parent / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.main(quiet=True)

@@ -8,14 +8,13 @@ Device: DDR4-2400R x8 8 Gb.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 import simpy
-from helpers import read_log, resolve, violations
+from helpers import read_log, resolve, run_example, violations
 
 from memsim import config, multicore, nda, sim
 from memsim.simpy import MemorySystem
@@ -151,13 +150,6 @@ def test_simpy_with_ndas_writes_a_protocol_clean_log_with_sources(tmp_path):
     assert violations(path, config.load(None, over)) == []
     log = read_log(path)  # (after its header comment)
     assert set(log["source"]) == {"host", "nda"}
-
-
-def run_example(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.main(quiet=True)
 
 
 def test_example_host_process_and_nda_kernel_share_ranks():

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
 import simpy
-from helpers import CL, addresses, read_log, resolve, sim_summary, tBL, trace, tRCD
+from helpers import CL, addresses, read_log, resolve, run_example, sim_summary, tBL, trace, tRCD
 
 from memsim import sim
 from memsim.simpy import MemorySystem
@@ -138,13 +137,6 @@ def test_close_serves_every_request_still_in_flight():
     r = mem.close()
     assert (r.reads, r.writes) == (int((w == 0).sum()), int(w.sum()))
     assert r.cycles > 300 * tBL
-
-
-def run_example(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.main(quiet=True)
 
 
 def test_example_core_with_bounded_misses():
