@@ -24,8 +24,9 @@ may be shared: compare two trees or two settings in the same invocation, not acr
 runs. ``--opt N`` sets ``NUMBA_OPT`` (LLVM's optimisation level, numba's default 3)
 in the children.
 
-Which tests use which variant: ``python -m pytest -p suite_cost_plugin`` (with
-``benchmarks`` on ``PYTHONPATH``; see benchmarks/suite_cost_plugin.py).
+Which tests use which variant, and which test compiled it in a run of the suite:
+``--tests DIR`` summarises what benchmarks/suite_cost_plugin.py recorded in ``DIR``
+(see its docstring).
 """
 
 from __future__ import annotations
@@ -150,6 +151,35 @@ def measure(tree: Path, name: str, opts: list) -> list[dict]:
     return rows
 
 
+FEATURES = {1: "SUBBANK", 2: "NDA", 4: "CORES", 8: "STEP", 16: "ECC"}
+
+
+def variant_name(features: int) -> str:
+    """Feature bits as VARIANTS spells them ("" for plain DDR4)."""
+    return "|".join(n for bit, n in FEATURES.items() if features & bit)
+
+
+def report_tests(where: Path) -> int:
+    """Per variant: how many tests used it, and which compiled it (CPU seconds)."""
+    used: dict[int, set] = {}
+    compiled = []
+    for path in sorted(where.glob("*.json")):
+        rec = json.loads(path.read_text())
+        for test, features in rec["used"].items():
+            for f in features:
+                used.setdefault(f, set()).add(test)
+        compiled += [dict(c, process=path.stem) for c in rec["compiled"]]
+    names = {v[0]: k for k, v in VARIANTS.items()}
+    print(f"{'variant':<16}{'tests':>6}{'compiles':>9}{'CPU s':>8}  compiled by")
+    for f in sorted(used):
+        mine = [c for c in compiled if c["features"] == f]
+        name = names.get(variant_name(f), variant_name(f))
+        print(f"{name:<16}{len(used[f]):>6}{len(mine):>9}"
+              f"{sum(c['cpu_s'] for c in mine):>8.1f}  "
+              + "; ".join(f"{c['test']} ({c['process']})" for c in mine))
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("tree", nargs="?", default=str(ROOT))
@@ -159,7 +189,11 @@ def main(argv=None) -> int:
                     help="NUMBA_OPT of the children, or several, comma-separated (e.g. "
                          "3,1): one child per level for each variant, run at the same time")
     ap.add_argument("--json", help="also write the rows to this JSON file")
+    ap.add_argument("--tests", metavar="DIR",
+                    help="summarise suite_cost_plugin's records in DIR instead")
     args = ap.parse_args(argv)
+    if args.tests:
+        return report_tests(Path(args.tests))
     names = args.variants.split(",")
     for n in names:
         if n not in VARIANTS:
