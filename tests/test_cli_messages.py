@@ -3,7 +3,6 @@ repository's model reference, and errors that say why."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -12,15 +11,13 @@ from pathlib import Path
 from memsim.plot import KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
-# the test session's numba settings (tests/conftest.py)
-NUMBA_ENV = {k: os.environ[k] for k in ("NUMBA_OPT", "NUMBA_CACHE_DIR") if k in os.environ}
 
 
 def memsim(*args, cwd=ROOT) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "memsim", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, timeout=300,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
-                               "COLUMNS": "200", **NUMBA_ENV})
+                               "COLUMNS": "200"})
 
 
 def test_top_level_help_lists_every_plot_kind_and_the_reference():
