@@ -1,6 +1,6 @@
 """What the test suite's CPU time goes to: compiling the engine's loop variants.
 
-    python benchmarks/suite_cost.py [TREE] [--variants plain,ecc,...] [--opt N]
+    python benchmarks/suite_cost.py [TREE] [--variants plain,ecc,...] [--opt 3,1]
 
 For each loop variant the test suite compiles (``VARIANTS`` below, the product's
 configurations that select it), a fresh process with ``TREE`` (default: this
@@ -22,7 +22,8 @@ compiles it. Reported per variant:
 and the load average before the first and after the last variant, since the machine
 may be shared: compare two trees or two settings in the same invocation, not across
 runs. ``--opt N`` sets ``NUMBA_OPT`` (LLVM's optimisation level, numba's default 3)
-in the children.
+in the children; ``--opt 3,1`` compiles each variant at both levels at once (an A/B
+under the same load).
 
 Which tests use which variant, and which test compiled it in a run of the suite:
 ``--tests DIR`` summarises what benchmarks/suite_cost_plugin.py recorded in ``DIR``
@@ -137,10 +138,14 @@ def measure(tree: Path, name: str, opts: list) -> list[dict]:
                 for _ in opts]
         t = time.perf_counter()
         procs = [start(tree, name, opt, tmp) for opt, tmp in zip(opts, tmps, strict=True)]
+        ended = {}
+        while len(ended) < len(procs):
+            # (wait4: the child's own resource usage; whichever ends first, so that its
+            # wall time is its own)
+            pid, status, usage = os.wait4(-1, 0)
+            ended[pid] = (status, usage, time.perf_counter() - t)
         for opt, proc in zip(opts, procs, strict=True):
-            # (wait4: this child's own resource usage, not that of every child so far)
-            _, status, usage = os.wait4(proc.pid, 0)
-            wall = time.perf_counter() - t
+            status, usage, wall = ended[proc.pid]
             out, err = proc.stdout.read(), proc.stderr.read()
             if os.waitstatus_to_exitcode(status):
                 raise SystemExit(f"{name}: the child failed:\n{err}")
