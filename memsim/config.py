@@ -633,14 +633,18 @@ def _check_power(dram: DramConfig) -> None:
             raise ConfigError(f"dram.power.{name}: unknown power parameter (expected one "
                               f"of: {', '.join(names)})")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            unit = "V" if name == "VDD" else "mA"
+            unit = "V" if name in ("VDD", "VPP") else "mA"
             raise ConfigError(f"dram.power.{name}: expected a positive number ({unit}), got "
                               f"{value!r}")
     p = device_mod.power_in_effect(dram)
     # each command's current must exceed the standby current it is measured against,
     # or the command would give energy back
-    for high, low in (("IDD0", "IDD3N"), ("IDD0", "IDD2N"), ("IDD4R", "IDD3N"),
-                      ("IDD4W", "IDD3N"), ("IDD5", "IDD3N")):
+    std = device_mod.standard(dram)
+    pairs = (("IDD0", getattr(std, "ACT_BACKGROUND", "IDD3N")), ("IDD0", "IDD2N"),
+             ("IDD4R", "IDD3N"), ("IDD4W", "IDD3N"), ("IDD5", "IDD3N"))
+    if "VPP" in p:  # the same pairs on the VPP rail (DDR5)
+        pairs += tuple(("IPP" + h[3:], "IPP" + lo[3:]) for h, lo in pairs)
+    for high, low in pairs:
         if p[high] < p[low]:
             keys = " / ".join(f"dram.power.{n}" for n in (low, high) if n in dram.power)
             raise ConfigError(f"{keys or 'dram.power'}: {high} = {p[high]} mA is below "

@@ -141,9 +141,9 @@ def test_idle_row_miss_read_latency_is_trcd_cl_bl_half(tmp_path):
     assert _violations(path) == 0
 
 
-def _violations(path):
-    cfg = config.load(PRESET, NO_REFRESH)
-    _, spec, _ = resolve(PRESET, NO_REFRESH)
+def _violations(path, over=NO_REFRESH):
+    cfg = config.load(PRESET, over)
+    _, spec, _ = resolve(PRESET, over)
     return check.check_log(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
                            spec.banks_per_group, refresh=False,
                            interface=spec.ecc.checker(spec.timings),
@@ -190,7 +190,6 @@ def test_reads_across_bank_groups_reach_peak_bandwidth_per_sub_channel(tmp_path)
     ("nda.enabled=true", "nda.enabled"),
     ("dram.subbank_scheme=salp1", "dram.subbank_scheme"),
     ("frontend.mode=cores", "frontend.mode"),
-    ("dram.power.IDD0=50", "dram.power"),
 ])
 def test_keys_not_modelled_for_ddr5_are_config_errors(override, key):
     with pytest.raises(config.ConfigError) as e:
@@ -207,10 +206,65 @@ def test_simpy_refuses_ddr5():
         MemorySystem(simpy.Environment(), PRESET)
 
 
-def test_energy_is_not_modelled_not_ddr4_numbers():
+# ---------------------------------------------------------------- energy
+
+# Micron 16 Gb DDR5 die rev. A at DDR5-4800 (docs/reference/ddr5.md), mA per device
+VDD, VPP, IDD0, IDD2N, IDD3N, IDD4R, IDD5 = 1.1, 1.8, 122, 92, 142, 530, 277
+TCK = 2000 / 4800  # ns
+CHIPS = 4  # x8 devices on a 32-bit sub-channel
+
+
+def test_energy_values_are_the_cited_datasheet_ones():
     _, spec, _ = resolve(PRESET)
-    assert spec.power["source"] == "not modelled for DDR5 yet"
-    assert all(v != v for k, v in spec.power.items() if k != "source")  # NaN
+    p = spec.power
+    assert (p["VDD"], p["VPP"], p["IDD0"], p["IDD2N"], p["IDD3N"], p["IDD4R"], p["IDD5"]) \
+        == (VDD, VPP, IDD0, IDD2N, IDD3N, IDD4R, IDD5)
+    assert p["source"] == ddr5.POWER_SOURCE
+    # the source has no IPP: the VPP rail adds nothing until dram.power.IPP* are given
+    assert all(p[k] == 0 for k in p if k.startswith("IPP"))
+
+
+def test_idle_energy_is_precharged_standby_on_both_sub_channels():
+    from memsim import energy
+    from memsim.engine import core
+
+    _, spec, _ = resolve(PRESET)
+    cycles = 10_000
+    out = energy.summarize(spec, np.zeros((2, core.RS_LEN), np.int64), cycles, 0)
+    want = 2 * CHIPS * cycles * VDD * IDD2N * TCK / 1e3  # nJ: 2 sub-channels x 4 chips
+    assert out["energy_nj"]["background"] == pytest.approx(want, rel=1e-12)
+    assert out["energy_nj"]["total"] == out["energy_nj"]["background"]
+
+
+def test_one_act_pre_pair_and_a_read_against_the_table_with_the_vpp_rail(tmp_path):
+    # one read to a closed bank, closed page: ACT, RDA (its auto-precharge is the PRE).
+    # DDR5 counts the pair above precharged standby (ddr5.ACT_BACKGROUND): (IDD0 - IDD2N)
+    # for tRAS and for tRP; with IPP values given, the same terms on VPP
+    ipp = dict(IPP0=9, IPP2N=4, IPP3N=5, IPP4R=6, IPP4W=7, IPP5=8)
+    over = NO_REFRESH + ["controller.page_policy=closed"] + [
+        f"dram.power.{k}={v}" for k, v in ipp.items()]
+    _, spec, mapping = resolve(PRESET, over)
+    a = addresses(mapping, [dict(bankgroup=2, row=3)])
+    _, s, log, path = run_logged(tmp_path, a, [False], [0], PRESET, over)
+    assert [c for c in log["command"]] == ["ACT", "RDA"]
+    e = s["energy_nj"]
+    rail = lambda i, j: VDD * (i[0] - j[0]) + VPP * (i[1] - j[1])  # noqa: E731
+    i0, i2n, i3n, i4r = ((IDD0, ipp["IPP0"]), (IDD2N, ipp["IPP2N"]), (IDD3N, ipp["IPP3N"]),
+                         (IDD4R, ipp["IPP4R"]))
+    assert e["act"] == pytest.approx(rail(i0, i2n) * T["tRAS"] * TCK * CHIPS / 1e3, rel=1e-12)
+    assert e["pre"] == pytest.approx(rail(i0, i2n) * T["tRP"] * TCK * CHIPS / 1e3, rel=1e-12)
+    assert e["read"] == pytest.approx(rail(i4r, i3n) * T["tBL"] * TCK * CHIPS / 1e3,
+                                      rel=1e-12)
+    assert e["refresh"] == 0
+    assert _violations(path, over) == 0
+
+
+def test_ddr5_power_keys_are_checked_like_ddr4s():
+    with pytest.raises(config.ConfigError, match=r"dram.power.IPP3N.*IPP4R = 0"):
+        config.load(PRESET, ["dram.power.IPP3N=5"])
+    with pytest.raises(config.ConfigError, match=r"dram.power.VPP: expected a positive "
+                                                 r"number \(V\)"):
+        config.load(PRESET, ["dram.power.VPP=0"])
 
 
 @pytest.mark.parametrize("preset", DDR5_PRESETS)

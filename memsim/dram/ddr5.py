@@ -6,10 +6,7 @@ Timings are in DRAM clock cycles (tCK). A DDR5 DIMM channel is two independent 3
 sub-channels; memsim models each sub-channel as one of its channels (``dram.channels: 2``
 is one DIMM channel), so a burst (BL16 x 4 bytes) moves 64 bytes, as on DDR4.
 
-What this first step models and what it does not (memsim.config rejects the rest with
-"not modelled for DDR5 yet"): all-bank refresh (REFab, tRFC1 at tREFI) only, no
-same-bank refresh or fine-granularity mode; no energy (the power values are NaN); no ECC
-scheme, sub-banks, NDAs, cores or SimPy front end; x8 and x16 devices of 16 and 32 Gb.
+What is not modelled is a config error naming the key (NOT_MODELLED, NOT_MODELLED_KEYS).
 """
 
 from __future__ import annotations
@@ -140,14 +137,44 @@ def resolve_timings(speed: str, org: str, density_gbit: int, overrides=None) -> 
 tck_ns = ddr4.tck_ns  # (two transfers per clock, as in DDR4)
 
 
-# Energy is not modelled for DDR5 yet: the power values are NaN, so every energy metric
-# of a DDR5 run is NaN (and dram.power is rejected), rather than DDR4 numbers.
-POWER_NAMES = ddr4.POWER_NAMES
+# --------------------------------------------------------------------------------------
+# Power: IDD (VDD rail) and IPP (VPP rail) currents in mA per device, VDD and VPP in V,
+# for the energy model (memsim/energy.py; the values and their source in
+# docs/reference/ddr5.md). The IDD currents are Micron's 16 Gb DDR5 SDRAM die rev. A
+# datasheet values at DDR5-4800 as gem5 transcribes them (src/python/gem5/components/
+# memory/dram_interfaces/ddr5.py, DDR5_4400_4x8: "using the values for DDR5-4800"):
+# IDD0 122, IDD2N 92, IDD3N 142, IDD4R 530, IDD4W 479, IDD5B 277 (all-bank refresh),
+# IDD2P 88, IDD3P 140, IDD6N 102. JESD79-5 supplies: VDD 1.1 V, VPP 1.8 V. That source
+# has no IPP values (it models one rail), so the IPP currents are 0 here, which leaves
+# the VPP rail out of the energy until dram.power.IPP* are given; 5600B, x16 and 32 Gb
+# take the same values (the source lists one column); override them under dram.power.
+# --------------------------------------------------------------------------------------
+
+POWER_NAMES = ("VDD", "IDD0", "IDD2N", "IDD3N", "IDD4R", "IDD4W", "IDD5", "IDD2P", "IDD3P",
+               "IDD6", "VPP", "IPP0", "IPP2N", "IPP3N", "IPP4R", "IPP4W", "IPP5")
+
+_POWER = dict(VDD=1.1, IDD0=122, IDD2N=92, IDD3N=142, IDD4R=530, IDD4W=479, IDD5=277,
+              IDD2P=88, IDD3P=140, IDD6=102,
+              VPP=1.8, IPP0=0, IPP2N=0, IPP3N=0, IPP4R=0, IPP4W=0, IPP5=0)
+POWER_SOURCE = "Micron 16Gb DDR5 die rev. A, DDR5-4800 (IDD via gem5 ddr5.py); IPP 0"
+
+# The background current an ACT-PRE pair's energy is counted above (memsim/energy.py).
+# DDR4's IDD0 exceeds IDD3N, so an ACT is counted above active standby (IDD3N) for tRAS
+# and its PRE above precharged standby (IDD2N) for tRP. DDR5's IDD3N is measured with
+# every bank open and exceeds IDD0 (one bank cycling, the others closed) in the values
+# above, so that split would give an ACT negative energy: here the pair is counted above
+# precharged standby, (IDD0 - IDD2N) for tRAS (ACT) and for tRP (PRE), which is the
+# IDD0 measurement's own background (31 of 32 banks closed).
+ACT_BACKGROUND = "IDD2N"
 
 
 def resolve_power(speed: str, org: str, density_gbit: int, overrides=None) -> dict:
-    out = dict.fromkeys(POWER_NAMES, float("nan"))
-    out["source"] = "not modelled for DDR5 yet"
+    """VDD / VPP and the IDD / IPP currents (mA per device) of one device as a flat dict,
+    plus ``source``; ``overrides`` (the config's ``dram.power``) replace any value."""
+    out = dict(_POWER)
+    if overrides:
+        out.update(overrides)
+    out["source"] = POWER_SOURCE
     return out
 
 
@@ -165,5 +192,4 @@ NOT_MODELLED_KEYS = {
     "dram.subbank_scheme": ("none",),
     "nda.enabled": (False,),
     "frontend.mode": ("auto", "timestamped", "afap"),
-    "dram.power": ({},),
 }
