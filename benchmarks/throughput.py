@@ -1,6 +1,7 @@
 """Simulation speed: simulated requests per wall-second on 1M-request traces.
 
-    python benchmarks/throughput.py [-n 1000000] [--config PRESET] [--repeat 3] [--file]
+    python benchmarks/throughput.py [-n 1000000] [--config PRESET] [-p KEY=VALUE]
+                                    [--repeat 3] [--file]
 
 Three traces (as-fast-as-possible replay): uniform random reads over 4 GiB,
 sequential reads, and uniform random requests with one third writes. One-off JIT
@@ -46,6 +47,8 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=1_000_000, help="requests per trace")
     ap.add_argument("--config", default=None, help="preset or YAML (default preset)")
+    ap.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",
+                    help="override one config key (repeatable), as memsim run -p")
     ap.add_argument("--repeat", type=int, default=3, help="runs per trace; best is reported")
     ap.add_argument("--file", action="store_true",
                     help="also time memsim.sim.run on a native text trace file")
@@ -53,6 +56,10 @@ def main(argv=None) -> None:
                     help="also time 4 closed-loop cores on the same requests")
     args = ap.parse_args(argv)
 
+    if args.param:
+        from memsim import config as config_mod
+
+        args.config = config_mod.load(args.config, args.param)
     t0 = time.perf_counter()
     sim.run_arrays(np.arange(256, dtype=np.int64) * 64, config=args.config)
     print(f"JIT compile / cache load (one-off, excluded): {time.perf_counter() - t0:.2f} s")

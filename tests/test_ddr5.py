@@ -352,3 +352,36 @@ def test_property_random_ddr5_configs_and_traces_are_clean(tmp_path, speed, org,
                               interface=spec.ecc.checker(spec.timings), standard="DDR5",
                               keep=3)
     assert checker.total == 0, checker.violations
+
+
+def test_the_shipped_ddr5_sweep_spec_and_its_figure(tmp_path):
+    # 3 schedulers x 3 devices at equal data pins (DDR4 one 64-bit channel, DDR5 one
+    # DIMM of two 32-bit sub-channels); the figure script draws one panel per metric
+    import importlib.util
+    from pathlib import Path
+
+    from memsim import sweep
+
+    root = Path(__file__).resolve().parent.parent
+    sw = sweep.load_spec(root / "configs" / "sweeps" / "ddr5.yaml")
+    devices = {(p.config["dram"].get("standard", "DDR4"), p.config["dram"]["speed"],
+                p.config["dram"].get("channels", 1)) for p in sw.points}
+    assert len(sw.points) == 9 and devices == {
+        ("DDR4", "DDR4_3200AA", 1), ("DDR5", "DDR5_4800B", 2), ("DDR5", "DDR5_5600B", 2)}
+    for p in sw.points:
+        cfg = config.from_dict(p.config)
+        assert cfg.ecc.scheme == ("ondie" if cfg.dram.standard == "DDR5" else "none")
+    # the figure from a small results table of the same shape
+    rows = [{"status": "ok", "config.dram.speed": sp, "config.controller.scheduler": sc,
+             "bandwidth_gbps.total": 1.0 + i, "latency_ns.read.mean": 2.0 + i,
+             "energy_pj_per_requested_bit": 3.0 + i}
+            for i, (sp, sc) in enumerate((sp, sc) for sp in ("DDR4_3200AA", "DDR5_4800B",
+                                                             "DDR5_5600B")
+                                         for sc in ("fcfs", "frfcfs", "frfcfs_cap"))]
+    pd.DataFrame(rows).to_parquet(tmp_path / "results.parquet")
+    spec = importlib.util.spec_from_file_location("ddr5_figure",
+                                                  root / "benchmarks" / "ddr5_figure.py")
+    fig_mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fig_mod)
+    assert fig_mod.main([str(tmp_path), "-o", str(tmp_path / "f.png")]) == 0
+    assert (tmp_path / "f.png").stat().st_size > 0
