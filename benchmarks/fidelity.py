@@ -1,4 +1,4 @@
-"""Fidelity: memsim's bandwidth and read latency next to closed-form DDR4 bounds.
+"""Fidelity: memsim's bandwidth and read latency next to closed-form DDR4 and DDR5 bounds.
 
     python benchmarks/fidelity.py [-n 50000] [--csv OUT] [--seed 1]
 
@@ -6,7 +6,8 @@ For a set of synthetic traces, each row shows the bandwidth memsim reports next 
 closed-form bound and their ratio, and memsim's mean read latency next to the
 closed-form latency and their ratio. Every bound is derived from the device spec's
 timings (``memsim.dram.spec.build(cfg).timings``); nothing is hard-coded. The closed
-forms follow ``docs/reference/ddr4.md`` ("Timing rules", "Closed forms").
+forms follow ``docs/reference/ddr4.md`` ("Timing rules", "Closed forms"); the DDR5 rows
+(one 32-bit sub-channel, BL16: tBL = 8) ``docs/reference/ddr5.md``.
 
 Columns:
 
@@ -49,6 +50,10 @@ NO_REFRESH = ("dram.refresh=false",)
 DDR4_2400 = None  # the default preset: DDR4-2400R x8 8 Gb, 1 channel, 1 rank
 DDR4_3200_1CH = ("dram.speed=DDR4_3200AA",)  # default preset at DDR4-3200AA
 DDR4_3200_PRESET = "ddr4_3200_x8_2ch2r"
+# DDR5 (docs/reference/ddr5.md): one sub-channel of the 1-DIMM presets, and the DIMM
+DDR5_4800 = "ddr5_4800b_x8_1dimm"
+DDR5_5600 = "ddr5_5600b_x8_1dimm"
+ONE_SUB_CHANNEL = ("dram.channels=1",)
 
 
 # ---------------------------------------------------------------- set-up helpers
@@ -184,7 +189,7 @@ def bg_stream(sysm: System, n: int, one_bank_group: bool = False, one_row: bool 
         bank = (j // (s.bankgroups * bpr)) % s.banks_per_group
         row = j // (s.bankgroups * bpr * s.banks_per_group)
     addr = sysm.mapping.encode(channel=ch, rank=0, bankgroup=bg, bank=bank,
-                               row=row % s.rows, column=col * 8)
+                               row=row % s.rows, column=col * s.burst_length)
     return addr, ch, j
 
 
@@ -349,7 +354,8 @@ def case_idle(sysm: System, n: int, kind: str) -> Row:
     extra = ()
     hit = t["CL"] + t["tBL"]
     if kind == "hit":
-        addr = sysm.mapping.encode(column=(k % sysm.spec.bursts_per_row) * 8)
+        addr = sysm.mapping.encode(column=(k % sysm.spec.bursts_per_row)
+                                   * sysm.spec.burst_length)
         lats = np.full(n, hit)
         lats[0] += t["tRCD"]  # the first one opens the row
         form = "CL+tBL (first: +tRCD)"
@@ -493,6 +499,16 @@ def cases(n: int, seed: int):
     yield lambda: case_stream(p3200, n, "stream, 2 channels (2x peak)")
     yield lambda: case_sequential(p3200, n)
     yield lambda: case_refresh(System("2400 1ch1r ref", DDR4_2400, ()), n)
+    # DDR5: the issue's closed forms (idle row miss tRCD + CL + BL/2, the peak of a
+    # sub-channel, a same-bank-group stream bound by tCCD_L) per speed bin, and the
+    # DIMM's two sub-channels at twice the peak
+    for label, preset in (("DDR5-4800B 1sub", DDR5_4800), ("DDR5-5600B 1sub", DDR5_5600)):
+        d5 = System(label, preset, NO_REFRESH + ONE_SUB_CHANNEL)
+        yield lambda d5=d5: case_idle(d5, n, "miss")
+        yield lambda d5=d5: case_stream(d5, n, "stream, bank groups alternate")
+        yield lambda d5=d5: case_one_bank_group(d5, n)
+    yield lambda: case_stream(System("DDR5-4800B 1dimm", DDR5_4800, NO_REFRESH), n,
+                              "stream, 2 sub-channels (2x peak)")
 
 
 COLUMNS = ("case", "system", "memsim GB/s", "bound GB/s", "bw ratio", "dcyc",

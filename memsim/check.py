@@ -200,11 +200,14 @@ OTHER_RULES = {
 
 # DDR5 (JESD79-5, docs/reference/ddr5.md): a write waits tCCD_L_WR after a write to the
 # same bank group (instead of tCCD_L), and ACT, RD, WR, RDA and WRA hold the command bus
-# for two cycles (PRE, PREA, REF for one), so the next command of the channel waits two.
+# for two cycles (PRE, PREA, REF for one), so the next command of the channel waits two;
+# with NDAs the rank's own command pins do the same between sources (rank_cmd).
 TWO_CYCLE = ("ACT",) + COLUMN
 DDR5_RULES = tuple(r for r in RULES if (r.name, r.earlier) != ("tCCD_L", WRITES)) + (
     Rule("tCCD_L_WR", BUS, WRITES, WRITES, "tCCD_L_WR"),
     Rule("cmd_bus", CHANNEL, TWO_CYCLE, COMMANDS, "2"),
+    Rule("rank_cmd", RANK, TWO_CYCLE, COMMANDS, "2",
+         between=((HOST, NDA), (NDA, HOST), (NDA, NDA))),
 )
 STANDARD_RULES = {"DDR4": RULES, "DDR5": DDR5_RULES}
 

@@ -65,14 +65,14 @@ def columns_for(cfg, spec) -> tuple[LogColumn, ...]:
     """The command-log columns of a run with config ``cfg`` (device ``spec``); the
     mechanisms' extra columns only when they are on, so that plain DDR4 logs keep their
     nine."""
-    if cfg.nda.enabled:  # (with an ECC scheme that only changes timings: its kind too)
-        ecc_on = spec.ecc is not None and spec.ecc.scheme != "none"
-        return NDA_COLUMNS + ((KIND_COLUMN,) if ecc_on else ())
+    # (with an ECC scheme that only changes timings, e.g. DDR5's on-die ECC under NDAs
+    # or sub-banks: its kind column too)
+    kind = (KIND_COLUMN,) if spec.ecc is not None and spec.ecc.scheme != "none" else ()
+    if cfg.nda.enabled:
+        return NDA_COLUMNS + kind
     if spec.subbanks_per_bank > 1:
-        return SUBBANK_COLUMNS
-    if spec.ecc is not None and spec.ecc.scheme != "none":
-        return COLUMNS + (KIND_COLUMN,)
-    return COLUMNS
+        return SUBBANK_COLUMNS + kind
+    return COLUMNS + kind
 GZIP_LEVEL = 3  # about 3x faster than the default, files ~15% larger
 
 COMMENT = "#"

@@ -363,6 +363,7 @@ def from_dict(data: dict) -> Config:
         raise ConfigError(f"config: expected a mapping of sections, got {_shape(data)}")
     kwargs = {}
     derived = ecc_derived = None
+    data = _standard_defaults(data)
     for key, value in data.items():
         if key not in _SECTIONS:
             raise ConfigError(f"{key}: unknown key (expected one of: {', '.join(_SECTIONS)})")
@@ -469,7 +470,11 @@ def _check_mechanisms(cfg: Config, data: dict) -> None:
     if cfg.controller.scheduler == "eruca" and d.subbank_scheme != "eruca":
         raise ConfigError(f"controller.scheduler: 'eruca' needs dram.subbank_scheme: eruca "
                           f"(it is {d.subbank_scheme!r})")
-    if d.subbank_scheme != "none" and cfg.ecc.scheme != "none":
+    # (a standard's own default scheme, DDR5's on-die ECC, is in its table already:
+    # it changes nothing the sub-bank table would need, unless a decode latency is set)
+    std_ecc = getattr(device_mod.standard(d), "DEFAULT_ECC_SCHEME", "none")
+    if d.subbank_scheme != "none" and cfg.ecc.scheme != "none" and not (
+            cfg.ecc.scheme == std_ecc and not cfg.ecc.decode_latency_cycles):
         raise ConfigError(f"ecc.scheme: {cfg.ecc.scheme!r} with dram.subbank_scheme "
                           f"{d.subbank_scheme!r}: ECC schemes and sub-banks are not modelled "
                           f"together (one of them must be 'none')")
@@ -508,14 +513,32 @@ def _check_standard(d: DramConfig) -> None:
 
 
 def _check_not_modelled(cfg: Config) -> None:
-    """Keys whose other values the standard does not model yet (its NOT_MODELLED_KEYS)."""
+    """Keys the standard does not model (its NOT_MODELLED_SETTINGS: not to be set;
+    NOT_MODELLED_VALUES: (key, value) -> why)."""
     std = device_mod.standard(cfg.dram)
-    for key, allowed in getattr(std, "NOT_MODELLED_KEYS", {}).items():
+
+    def value(key):
         section, name = key.split(".")
-        value = getattr(getattr(cfg, section), name)
-        if value not in allowed:
-            raise ConfigError(f"{key}: {value!r} is not modelled for {std.NAME} yet "
-                              f"(expected: {' or '.join(map(repr, allowed))})")
+        return getattr(getattr(cfg, section), name)
+
+    for key, why in getattr(std, "NOT_MODELLED_SETTINGS", {}).items():
+        if value(key) is not None:
+            raise ConfigError(f"{key}: {value(key)!r} on {std.NAME}: {why}")
+    for (key, bad), why in getattr(std, "NOT_MODELLED_VALUES", {}).items():
+        if value(key) == bad:
+            raise ConfigError(f"{key}: {bad!r} is not modelled on {std.NAME}: {why}")
+
+
+def _standard_defaults(data: dict) -> dict:
+    """A standard's defaults for keys a config leaves out: DDR5's ecc.scheme is "ondie"
+    (its DEFAULT_ECC_SCHEME: every DDR5 device corrects on die)."""
+    dram = data.get("dram")
+    std = STANDARDS.get(dram.get("standard")) if isinstance(dram, dict) else None
+    default = getattr(std, "DEFAULT_ECC_SCHEME", None)
+    ecc = data.get("ecc") or {}
+    if default is None or not isinstance(ecc, dict) or "scheme" in ecc:
+        return data
+    return {**data, "ecc": {**ecc, "scheme": default}}
 
 
 def _check_consistency(cfg: Config) -> None:
@@ -633,14 +656,18 @@ def _check_power(dram: DramConfig) -> None:
             raise ConfigError(f"dram.power.{name}: unknown power parameter (expected one "
                               f"of: {', '.join(names)})")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            unit = "V" if name == "VDD" else "mA"
+            unit = "V" if name in ("VDD", "VPP") else "mA"
             raise ConfigError(f"dram.power.{name}: expected a positive number ({unit}), got "
                               f"{value!r}")
     p = device_mod.power_in_effect(dram)
     # each command's current must exceed the standby current it is measured against,
     # or the command would give energy back
-    for high, low in (("IDD0", "IDD3N"), ("IDD0", "IDD2N"), ("IDD4R", "IDD3N"),
-                      ("IDD4W", "IDD3N"), ("IDD5", "IDD3N")):
+    std = device_mod.standard(dram)
+    pairs = (("IDD0", getattr(std, "ACT_BACKGROUND", "IDD3N")), ("IDD0", "IDD2N"),
+             ("IDD4R", "IDD3N"), ("IDD4W", "IDD3N"), ("IDD5", "IDD3N"))
+    if "VPP" in p:  # the same pairs on the VPP rail (DDR5)
+        pairs += tuple(("IPP" + h[3:], "IPP" + lo[3:]) for h, lo in pairs)
+    for high, low in pairs:
         if p[high] < p[low]:
             keys = " / ".join(f"dram.power.{n}" for n in (low, high) if n in dram.power)
             raise ConfigError(f"{keys or 'dram.power'}: {high} = {p[high]} mA is below "

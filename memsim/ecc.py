@@ -323,7 +323,10 @@ def interface(cfg, timings: dict) -> Interface:
             else std.PARITY_LATENCY[d.speed]
     rmw = 0
     if s.ondie:
-        rmw = e.ondie_rmw_cycles if e.ondie_rmw_cycles is not None else timings["tCCD_L"]
+        # the standard's own (DDR5: 0, the table's tCCD_L_WR is the RMW), else tCCD_L
+        std_rmw = getattr(std, "ONDIE_RMW_CYCLES", None)
+        rmw = (e.ondie_rmw_cycles if e.ondie_rmw_cycles is not None else
+               std_rmw if std_rmw is not None else timings["tCCD_L"])
     cache = e.inline_cache_entries or 0
     return Interface(
         scheme=s.name, read_extra_beats=read_beats, write_extra_beats=write_beats,

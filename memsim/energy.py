@@ -6,7 +6,8 @@ in mA times VDD in V times a time in ns is an energy in pJ.
 
 Per command (``tCK`` converts cycles to ns):
 
-- ACT: ``VDD * (IDD0 - IDD3N) * tRAS`` and, when the bank is closed again (PRE, each
+- ACT: ``VDD * (IDD0 - IDD3N) * tRAS`` (DDR5: above IDD2N, the standard's
+  ``ACT_BACKGROUND``; memsim/dram/ddr5.py says why) and, when the bank is closed again (PRE, each
   open bank a PREA closes, every auto-precharge), PRE: ``VDD * (IDD0 - IDD2N) * tRP``.
   Together they are DRAMsim3's ACT energy ``VDD * (IDD0*tRC - IDD3N*tRAS - IDD2N*tRP)``
   when tRC = tRAS + tRP, as in every speed bin (DRAMPower's split of the same
@@ -19,6 +20,10 @@ Background, per rank over the whole run: ``VDD * IDD3N`` per cycle in which any 
 the rank is open or a refresh is under way (active standby), ``VDD * IDD2N`` in the
 other cycles (precharged standby). memsim has no power-down policy, so IDD2P / IDD3P /
 IDD6 are not used.
+
+A standard with a VPP rail (DDR5: ``VPP`` and ``IPP*`` in its power values) adds the
+same terms on that rail: ``VPP * (IPPx - IPPy) * t`` next to each ``VDD * (IDDx - IDDy)
+* t``, and ``VPP * IPP3N`` / ``VPP * IPP2N`` per standby cycle.
 """
 
 from __future__ import annotations
@@ -28,9 +33,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from memsim.dram.spec import RD, WR
+from memsim.dram.standards import STANDARDS
 from memsim.engine import core
 
 PARTS = ("act", "pre", "read", "write", "refresh", "background")
+
+
+def _rails(p: dict, cur: str, minus: str | None = None) -> float:
+    """``VDD * (IDD<cur> - IDD<minus>)`` (mW: mA x V), plus the same on the VPP rail
+    (``VPP * (IPP<cur> - IPP<minus>)``) when the standard has one; no ``minus``: the
+    current itself."""
+    out = p["VDD"] * (p["IDD" + cur] - p["IDD" + minus] if minus else p["IDD" + cur])
+    if "VPP" in p:
+        out += p["VPP"] * (p["IPP" + cur] - p["IPP" + minus] if minus else p["IPP" + cur])
+    return out
 
 
 @dataclass(frozen=True)
@@ -52,16 +68,16 @@ class EnergyModel:
         """The model of a :class:`~memsim.dram.spec.DeviceSpec` (its ``power`` values,
         bursts and ``chips_per_rank``: an ECC scheme's check chips count)."""
         t, tck, p = spec.timings, spec.tck_ns, spec.power
-        vdd = p["VDD"]
+        act_bg = getattr(STANDARDS[spec.standard], "ACT_BACKGROUND", "IDD3N")
         return cls(
-            act_pj=vdd * (p["IDD0"] - p["IDD3N"]) * t["tRAS"] * tck,
-            pre_pj=vdd * (p["IDD0"] - p["IDD2N"]) * t["tRP"] * tck,
+            act_pj=_rails(p, "0", act_bg[3:]) * t["tRAS"] * tck,
+            pre_pj=_rails(p, "0", "2N") * t["tRP"] * tck,
             # a burst's cycles: tBL, or longer with an ECC scheme's extra beats
-            read_pj=vdd * (p["IDD4R"] - p["IDD3N"]) * spec.data_cycles(RD) * tck,
-            write_pj=vdd * (p["IDD4W"] - p["IDD3N"]) * spec.data_cycles(WR) * tck,
-            refresh_pj=vdd * (p["IDD5"] - p["IDD3N"]) * t["tRFC"] * tck,
-            active_standby_pj_per_cycle=vdd * p["IDD3N"] * tck,
-            precharged_standby_pj_per_cycle=vdd * p["IDD2N"] * tck,
+            read_pj=_rails(p, "4R", "3N") * spec.data_cycles(RD) * tck,
+            write_pj=_rails(p, "4W", "3N") * spec.data_cycles(WR) * tck,
+            refresh_pj=_rails(p, "5", "3N") * t["tRFC"] * tck,
+            active_standby_pj_per_cycle=_rails(p, "3N") * tck,
+            precharged_standby_pj_per_cycle=_rails(p, "2N") * tck,
             chips_per_rank=spec.chips_per_rank,
             power=dict(p),
         )

@@ -71,10 +71,6 @@ class MemorySystem:
         if unit not in UNITS:
             raise ValueError(f"unit: {unit!r} is not one of: {', '.join(UNITS)}")
         cfg = config_mod.load(config, overrides)
-        if cfg.dram.standard != "DDR4":
-            raise config_mod.ConfigError(f"dram.standard: the SimPy front end on "
-                                         f"{cfg.dram.standard} is not modelled for "
-                                         f"{cfg.dram.standard} yet")
         if cfg.frontend.mode == "cores":
             raise config_mod.ConfigError("frontend.mode: 'cores' has its own front end; a "
                                          "SimPy memory system takes its requests from "

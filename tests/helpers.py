@@ -41,7 +41,8 @@ NDA_PRESETS = ("ddr4_2400_x8_1ch2r_nda_axpy", "ddr4_2400_x8_1ch4r_nda_dot")
 # presets of the cores front end (tests/test_cores.py runs them)
 CORES_PRESETS = ("ddr4_2400_x8_1ch1r_4cores",)
 # DDR5 presets (tests/test_ddr5.py runs them)
-DDR5_PRESETS = ("ddr5_4800b_x8_1dimm", "ddr5_5600b_x8_1dimm")
+DDR5_PRESETS = ("ddr5_4800b_x8_1dimm", "ddr5_5600b_x8_1dimm", "ddr5_4800b_x8_2dimm",
+                "ddr5_5600b_x8_2dimm")
 SCHEDULERS = ("fcfs", "frfcfs", "frfcfs_cap")
 PAGE_POLICIES = ("open", "closed", "timeout")
 NO_REFRESH = ("dram.refresh=false",)
@@ -125,7 +126,8 @@ def violations(path, cfg=None, overrides=()):
     return check.check_file(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
                             spec.banks_per_group, refresh=c.dram.refresh,
                             interface=spec.ecc.checker(spec.timings),
-                            subbank=check.subbank_rules(c), modules=check.modules_of(c))
+                            subbank=check.subbank_rules(c), modules=check.modules_of(c),
+                            standard=c.dram.standard)
 
 
 # ---------------------------------------------------------------- synthetic traces

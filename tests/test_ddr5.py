@@ -60,6 +60,22 @@ def test_preset_geometry_is_two_32_bit_sub_channels_of_bl16():
     assert (x16.bankgroups, x16.banks_per_group) == (4, 4)
 
 
+def test_x4_and_two_dimm_geometry():
+    # x4: 8 bank groups x 4 banks, 2K columns (1 KB page), 8 chips on a 32-bit
+    # sub-channel; 2 KB of columns / 64 B bursts = 128 bursts per row
+    _, x4, _ = resolve(PRESET, ["dram.org=x4"])
+    assert (x4.bankgroups, x4.banks_per_group, x4.columns, x4.chips_per_rank) == (8, 4, 2048,
+                                                                                  8)
+    assert x4.capacity_bytes == 2 * 8 * 16 * 2**30 // 8
+    assert x4.timings["tFAW"] == 32  # the 1 KB page's
+    # two DIMMs: four sub-channels, twice one DIMM's capacity and peak
+    _, one, _ = resolve(PRESET)
+    _, two, _ = resolve("ddr5_4800b_x8_2dimm")
+    assert (two.channels, two.ranks) == (4, 1)
+    assert two.capacity_bytes == 2 * one.capacity_bytes
+    assert two.peak_bandwidth_gbps == pytest.approx(2 * one.peak_bandwidth_gbps)
+
+
 def test_command_bus_occupancy_is_data_in_the_table():
     _, spec, _ = resolve(PRESET)
     lat, ch = spec.latency, spec_mod.LEVEL["channel"]
@@ -141,9 +157,9 @@ def test_idle_row_miss_read_latency_is_trcd_cl_bl_half(tmp_path):
     assert _violations(path) == 0
 
 
-def _violations(path):
-    cfg = config.load(PRESET, NO_REFRESH)
-    _, spec, _ = resolve(PRESET, NO_REFRESH)
+def _violations(path, over=NO_REFRESH):
+    cfg = config.load(PRESET, over)
+    _, spec, _ = resolve(PRESET, over)
     return check.check_log(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
                            spec.banks_per_group, refresh=False,
                            interface=spec.ecc.checker(spec.timings),
@@ -181,16 +197,12 @@ def test_reads_across_bank_groups_reach_peak_bandwidth_per_sub_channel(tmp_path)
     assert _violations(path) == 0
 
 
-# ---------------------------------------------------------------- not modelled yet
+# ---------------------------------------------------------------- not modelled
+# (the mechanisms on DDR5, and what of them is an error: tests/test_ddr5_mechanisms.py)
 
 @pytest.mark.parametrize("override, key", [
     ("dram.density_gbit=24", "dram.density_gbit"),
-    ("dram.org=x4", "dram.org"),
     ("ecc.scheme=secded_x72", "ecc.scheme"),
-    ("nda.enabled=true", "nda.enabled"),
-    ("dram.subbank_scheme=salp1", "dram.subbank_scheme"),
-    ("frontend.mode=cores", "frontend.mode"),
-    ("dram.power.IDD0=50", "dram.power"),
 ])
 def test_keys_not_modelled_for_ddr5_are_config_errors(override, key):
     with pytest.raises(config.ConfigError) as e:
@@ -199,18 +211,65 @@ def test_keys_not_modelled_for_ddr5_are_config_errors(override, key):
     assert "DDR5" in str(e.value)
 
 
-def test_simpy_refuses_ddr5():
-    simpy = pytest.importorskip("simpy")
-    from memsim.simpy import MemorySystem
+# ---------------------------------------------------------------- energy
 
-    with pytest.raises(config.ConfigError, match="dram.standard.*not modelled for DDR5"):
-        MemorySystem(simpy.Environment(), PRESET)
+# Micron 16 Gb DDR5 die rev. A at DDR5-4800 (docs/reference/ddr5.md), mA per device
+VDD, VPP, IDD0, IDD2N, IDD3N, IDD4R, IDD5 = 1.1, 1.8, 122, 92, 142, 530, 277
+TCK = 2000 / 4800  # ns
+CHIPS = 4  # x8 devices on a 32-bit sub-channel
 
 
-def test_energy_is_not_modelled_not_ddr4_numbers():
+def test_energy_values_are_the_cited_datasheet_ones():
     _, spec, _ = resolve(PRESET)
-    assert spec.power["source"] == "not modelled for DDR5 yet"
-    assert all(v != v for k, v in spec.power.items() if k != "source")  # NaN
+    p = spec.power
+    assert (p["VDD"], p["VPP"], p["IDD0"], p["IDD2N"], p["IDD3N"], p["IDD4R"], p["IDD5"]) \
+        == (VDD, VPP, IDD0, IDD2N, IDD3N, IDD4R, IDD5)
+    assert p["source"] == ddr5.POWER_SOURCE
+    # the source has no IPP: the VPP rail adds nothing until dram.power.IPP* are given
+    assert all(p[k] == 0 for k in p if k.startswith("IPP"))
+
+
+def test_idle_energy_is_precharged_standby_on_both_sub_channels():
+    from memsim import energy
+    from memsim.engine import core
+
+    _, spec, _ = resolve(PRESET)
+    cycles = 10_000
+    out = energy.summarize(spec, np.zeros((2, core.RS_LEN), np.int64), cycles, 0)
+    want = 2 * CHIPS * cycles * VDD * IDD2N * TCK / 1e3  # nJ: 2 sub-channels x 4 chips
+    assert out["energy_nj"]["background"] == pytest.approx(want, rel=1e-12)
+    assert out["energy_nj"]["total"] == out["energy_nj"]["background"]
+
+
+def test_one_act_pre_pair_and_a_read_against_the_table_with_the_vpp_rail(tmp_path):
+    # one read to a closed bank, closed page: ACT, RDA (its auto-precharge is the PRE).
+    # DDR5 counts the pair above precharged standby (ddr5.ACT_BACKGROUND): (IDD0 - IDD2N)
+    # for tRAS and for tRP; with IPP values given, the same terms on VPP
+    ipp = dict(IPP0=9, IPP2N=4, IPP3N=5, IPP4R=6, IPP4W=7, IPP5=8)
+    over = NO_REFRESH + ["controller.page_policy=closed"] + [
+        f"dram.power.{k}={v}" for k, v in ipp.items()]
+    _, spec, mapping = resolve(PRESET, over)
+    a = addresses(mapping, [dict(bankgroup=2, row=3)])
+    _, s, log, path = run_logged(tmp_path, a, [False], [0], PRESET, over)
+    assert [c for c in log["command"]] == ["ACT", "RDA"]
+    e = s["energy_nj"]
+    rail = lambda i, j: VDD * (i[0] - j[0]) + VPP * (i[1] - j[1])  # noqa: E731
+    i0, i2n, i3n, i4r = ((IDD0, ipp["IPP0"]), (IDD2N, ipp["IPP2N"]), (IDD3N, ipp["IPP3N"]),
+                         (IDD4R, ipp["IPP4R"]))
+    assert e["act"] == pytest.approx(rail(i0, i2n) * T["tRAS"] * TCK * CHIPS / 1e3, rel=1e-12)
+    assert e["pre"] == pytest.approx(rail(i0, i2n) * T["tRP"] * TCK * CHIPS / 1e3, rel=1e-12)
+    assert e["read"] == pytest.approx(rail(i4r, i3n) * T["tBL"] * TCK * CHIPS / 1e3,
+                                      rel=1e-12)
+    assert e["refresh"] == 0
+    assert _violations(path, over) == 0
+
+
+def test_ddr5_power_keys_are_checked_like_ddr4s():
+    with pytest.raises(config.ConfigError, match=r"dram.power.IPP3N.*IPP4R = 0"):
+        config.load(PRESET, ["dram.power.IPP3N=5"])
+    with pytest.raises(config.ConfigError, match=r"dram.power.VPP: expected a positive "
+                                                 r"number \(V\)"):
+        config.load(PRESET, ["dram.power.VPP=0"])
 
 
 @pytest.mark.parametrize("preset", DDR5_PRESETS)
@@ -293,3 +352,36 @@ def test_property_random_ddr5_configs_and_traces_are_clean(tmp_path, speed, org,
                               interface=spec.ecc.checker(spec.timings), standard="DDR5",
                               keep=3)
     assert checker.total == 0, checker.violations
+
+
+def test_the_shipped_ddr5_sweep_spec_and_its_figure(tmp_path):
+    # 3 schedulers x 3 devices at equal data pins (DDR4 one 64-bit channel, DDR5 one
+    # DIMM of two 32-bit sub-channels); the figure script draws one panel per metric
+    import importlib.util
+    from pathlib import Path
+
+    from memsim import sweep
+
+    root = Path(__file__).resolve().parent.parent
+    sw = sweep.load_spec(root / "configs" / "sweeps" / "ddr5.yaml")
+    devices = {(p.config["dram"].get("standard", "DDR4"), p.config["dram"]["speed"],
+                p.config["dram"].get("channels", 1)) for p in sw.points}
+    assert len(sw.points) == 9 and devices == {
+        ("DDR4", "DDR4_3200AA", 1), ("DDR5", "DDR5_4800B", 2), ("DDR5", "DDR5_5600B", 2)}
+    for p in sw.points:
+        cfg = config.from_dict(p.config)
+        assert cfg.ecc.scheme == ("ondie" if cfg.dram.standard == "DDR5" else "none")
+    # the figure from a small results table of the same shape
+    rows = [{"status": "ok", "config.dram.speed": sp, "config.controller.scheduler": sc,
+             "bandwidth_gbps.total": 1.0 + i, "latency_ns.read.mean": 2.0 + i,
+             "energy_pj_per_requested_bit": 3.0 + i}
+            for i, (sp, sc) in enumerate((sp, sc) for sp in ("DDR4_3200AA", "DDR5_4800B",
+                                                             "DDR5_5600B")
+                                         for sc in ("fcfs", "frfcfs", "frfcfs_cap"))]
+    pd.DataFrame(rows).to_parquet(tmp_path / "results.parquet")
+    spec = importlib.util.spec_from_file_location("ddr5_figure",
+                                                  root / "benchmarks" / "ddr5_figure.py")
+    fig_mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fig_mod)
+    assert fig_mod.main([str(tmp_path), "-o", str(tmp_path / "f.png")]) == 0
+    assert (tmp_path / "f.png").stat().st_size > 0

@@ -6,10 +6,8 @@ Timings are in DRAM clock cycles (tCK). A DDR5 DIMM channel is two independent 3
 sub-channels; memsim models each sub-channel as one of its channels (``dram.channels: 2``
 is one DIMM channel), so a burst (BL16 x 4 bytes) moves 64 bytes, as on DDR4.
 
-What this first step models and what it does not (memsim.config rejects the rest with
-"not modelled for DDR5 yet"): all-bank refresh (REFab, tRFC1 at tREFI) only, no
-same-bank refresh or fine-granularity mode; no energy (the power values are NaN); no ECC
-scheme, sub-banks, NDAs, cores or SimPy front end; x8 and x16 devices of 16 and 32 Gb.
+What is not modelled is a config error naming the key and the reason (NOT_MODELLED,
+NOT_MODELLED_SETTINGS, NOT_MODELLED_VALUES).
 """
 
 from __future__ import annotations
@@ -29,11 +27,14 @@ BURST_BYTES = 64
 BURST_LENGTH = 16  # beats; tBL = BURST_LENGTH / 2 clock cycles
 CHANNEL_WIDTH_BITS = 32
 
-# JESD79-5 addressing table (16 Gb and 32 Gb): x8 has 8 bank groups of 4 banks, 64K / 128K
-# rows of 1K columns (1 KB page); x16 4 bank groups of 4 banks, 2 KB page. 24 Gb devices
-# (a non-power-of-two row count) and x4 are not modelled yet (the address mapping takes
-# power-of-two fields): memsim.config names them.
+# JESD79-5 addressing table (16 Gb and 32 Gb): x4 and x8 have 8 bank groups of 4 banks,
+# 64K / 128K rows; x4 rows of 2K columns, x8 of 1K (both a 1 KB page); x16 4 bank groups
+# of 4 banks, 1K columns, 2 KB page. 24 Gb devices (a non-power-of-two row count) are
+# not modelled yet (the address mapping takes power-of-two fields): memsim.config names
+# them.
 ORGANISATIONS = {
+    "x4": dict(width=4, bankgroups=8, banks_per_group=4,
+               rows={16: 65536, 32: 131072}, columns=2048, page_bytes=1024),
     "x8": dict(width=8, bankgroups=8, banks_per_group=4,
                rows={16: 65536, 32: 131072}, columns=1024, page_bytes=1024),
     "x16": dict(width=16, bankgroups=4, banks_per_group=4,
@@ -44,7 +45,6 @@ ORGANISATIONS = {
 NOT_MODELLED = {
     ("density_gbit", 24): "24 Gb devices have a non-power-of-two row count, which the "
                           "address mapping (power-of-two fields) does not handle yet",
-    ("org", "x4"): "x4 devices are not modelled for DDR5 yet",
 }
 
 
@@ -107,10 +107,16 @@ CONSTRAINTS = tuple(
     if row != ("channel", COMMANDS, COMMANDS, "1", 1, False)
 ) + _command_bus_rows()
 
-# NDAs are not modelled on DDR5 (memsim.config): the source scopes are DDR4's shape.
+# --- near-data accelerators (memsim.engine.nda, docs/reference/nda.md) ---
+# DDR4's model of a rank-level NDA carries over: it drives its own rank's command and
+# data pins, so every bank, bank-group and rank rule binds host and NDA commands both
+# ways. The one difference is the rank's command pins: a DDR5 rank takes ACT, RD and WR
+# over two cycles (COMMAND_BUS_CYCLES), from either source, where DDR4's takes one
+# command per cycle; the data pins' rows (tBL) are DDR4's.
 SOURCES = ddr4.SOURCES
 SOURCE_SCOPES = ddr4.SOURCE_SCOPES
-NDA_CONSTRAINTS = ()
+NDA_CONSTRAINTS = tuple(("rank",) + row[1:] for row in _command_bus_rows()) + tuple(
+    row for row in ddr4.NDA_CONSTRAINTS if row[3] != "1")
 
 POSITIVE_TIMINGS = ddr4.POSITIVE_TIMINGS + ("tCCD_L_WR",)
 ORDERED_TIMINGS = ddr4.ORDERED_TIMINGS + (
@@ -140,30 +146,84 @@ def resolve_timings(speed: str, org: str, density_gbit: int, overrides=None) -> 
 tck_ns = ddr4.tck_ns  # (two transfers per clock, as in DDR4)
 
 
-# Energy is not modelled for DDR5 yet: the power values are NaN, so every energy metric
-# of a DDR5 run is NaN (and dram.power is rejected), rather than DDR4 numbers.
-POWER_NAMES = ddr4.POWER_NAMES
+# --------------------------------------------------------------------------------------
+# Power: IDD (VDD rail) and IPP (VPP rail) currents in mA per device, VDD and VPP in V,
+# for the energy model (memsim/energy.py; the values and their source in
+# docs/reference/ddr5.md). The IDD currents are Micron's 16 Gb DDR5 SDRAM die rev. A
+# datasheet values at DDR5-4800 as gem5 transcribes them (src/python/gem5/components/
+# memory/dram_interfaces/ddr5.py, DDR5_4400_4x8: "using the values for DDR5-4800"):
+# IDD0 122, IDD2N 92, IDD3N 142, IDD4R 530, IDD4W 479, IDD5B 277 (all-bank refresh),
+# IDD2P 88, IDD3P 140, IDD6N 102. JESD79-5 supplies: VDD 1.1 V, VPP 1.8 V. That source
+# has no IPP values (it models one rail), so the IPP currents are 0 here, which leaves
+# the VPP rail out of the energy until dram.power.IPP* are given; 5600B, x4, x16 and
+# 32 Gb take the same values (the source lists one column, x8 at 4800); override them
+# under dram.power.
+# --------------------------------------------------------------------------------------
+
+POWER_NAMES = ("VDD", "IDD0", "IDD2N", "IDD3N", "IDD4R", "IDD4W", "IDD5", "IDD2P", "IDD3P",
+               "IDD6", "VPP", "IPP0", "IPP2N", "IPP3N", "IPP4R", "IPP4W", "IPP5")
+
+_POWER = dict(VDD=1.1, IDD0=122, IDD2N=92, IDD3N=142, IDD4R=530, IDD4W=479, IDD5=277,
+              IDD2P=88, IDD3P=140, IDD6=102,
+              VPP=1.8, IPP0=0, IPP2N=0, IPP3N=0, IPP4R=0, IPP4W=0, IPP5=0)
+POWER_SOURCE = "Micron 16Gb DDR5 die rev. A, DDR5-4800 (IDD via gem5 ddr5.py); IPP 0"
+
+# The background current an ACT-PRE pair's energy is counted above (memsim/energy.py).
+# DDR4's IDD0 exceeds IDD3N, so an ACT is counted above active standby (IDD3N) for tRAS
+# and its PRE above precharged standby (IDD2N) for tRP. DDR5's IDD3N is measured with
+# every bank open and exceeds IDD0 (one bank cycling, the others closed) in the values
+# above, so that split would give an ACT negative energy: here the pair is counted above
+# precharged standby, (IDD0 - IDD2N) for tRAS (ACT) and for tRP (PRE), which is the
+# IDD0 measurement's own background (31 of 32 banks closed).
+ACT_BACKGROUND = "IDD2N"
 
 
 def resolve_power(speed: str, org: str, density_gbit: int, overrides=None) -> dict:
-    out = dict.fromkeys(POWER_NAMES, float("nan"))
-    out["source"] = "not modelled for DDR5 yet"
+    """VDD / VPP and the IDD / IPP currents (mA per device) of one device as a flat dict,
+    plus ``source``; ``overrides`` (the config's ``dram.power``) replace any value."""
+    out = dict(_POWER)
+    if overrides:
+        out.update(overrides)
+    out["source"] = POWER_SOURCE
     return out
 
 
-# ECC schemes are not modelled on DDR5 (memsim.config): no CA-parity modes.
+# --- ECC (memsim/ecc.py) ---
+# Every DDR5 device corrects on die (JESD79-5's on-die ECC, always on): ecc.scheme is
+# "ondie" unless a config names another scheme (memsim.config applies DEFAULT_ECC_SCHEME).
+# The internal read-modify-write of a write is already in the table as tCCD_L_WR
+# (20 ns, against tCCD_L's 5 ns), so the scheme adds no tRMW (ONDIE_RMW_CYCLES) and its
+# decode is inside CL (ecc.decode_latency_cycles, default 0, adds to it).
+DEFAULT_ECC_SCHEME = "ondie"
+ONDIE_RMW_CYCLES = 0
+# CA parity has no DDR4-style parity latency modes on DDR5.
 PARITY_LATENCY: dict = {}
 PARITY_LATENCY_MODES: tuple = ()
 WRITE_CRC_DM_ADDER = ddr4.WRITE_CRC_DM_ADDER
 
 
-# Config keys whose other values are not modelled for DDR5 yet: key -> the values allowed
-# (memsim.config rejects any other value, naming the key). The SimPy front end
-# (memsim.simpy) refuses DDR5 configs itself.
-NOT_MODELLED_KEYS = {
-    "ecc.scheme": ("none",),
-    "dram.subbank_scheme": ("none",),
-    "nda.enabled": (False,),
-    "frontend.mode": ("auto", "timestamped", "afap"),
-    "dram.power": ({},),
+# Config values this model does not cover on DDR5, and keys that may not be set on it,
+# each with the reason (memsim.config's error names the key and gives the reason).
+NOT_MODELLED_SETTINGS = {
+    "ecc.ondie_rmw_cycles": "DDR5's on-die read-modify-write is the table's tCCD_L_WR: "
+    "override dram.timing.tCCD_L_WR instead",
+}
+NOT_MODELLED_VALUES = {
+    ("ecc.scheme", "none"): "every DDR5 device corrects on die (JESD79-5); its write "
+    "timing tCCD_L_WR is the internal read-modify-write: use 'ondie' (the default)",
+    ("ecc.scheme", "duo"): "DUO's 9th beat is a DDR4 x72 burst (BL8 + 1); its DDR5 "
+    "burst length is not published in a source at hand",
+    ("ecc.scheme", "write_crc"): "DDR5's write CRC burst length (JESD79-5) is not in a "
+    "source at hand; DDR4's 2 extra beats of BL8 do not carry over",
+    ("ecc.scheme", "aiecc"): "AIECC combines DDR4 write CRC and CA parity (not modelled "
+    "on DDR5)",
+    ("ecc.scheme", "ca_parity"): "DDR5 has no DDR4-style parity latency (PL) mode",
+    ("ecc.scheme", "secded_x72"): "a DDR5 ECC DIMM has 40-bit sub-channels (8 check bits "
+    "per 32), not DDR4's 72-bit rank: not modelled yet",
+    ("ecc.scheme", "chipkill_x4"): "a DDR5 ECC DIMM has 40-bit sub-channels, not DDR4's "
+    "72-bit ranks: not modelled yet",
+    ("ecc.scheme", "chipkill_x8_lockstep"): "a DDR5 ECC DIMM has 40-bit sub-channels, "
+    "not DDR4's 72-bit ranks: not modelled yet",
+    ("ecc.scheme", "inline"): "in-line ECC on DDR5 (on top of on-die ECC) is not "
+    "modelled yet",
 }

@@ -274,7 +274,7 @@ def _compile_subbank(std, scheme, eruca, timings, burst_cycles):
     def scope_of(level, expr):
         if level in _SUBBANK_LEVELS:
             return _SUBBANK_LEVELS[level]
-        if level == "bankgroup" and expr == subbank_mod.DATA_PATH_LATENCY:
+        if level == "bankgroup" and expr in subbank_mod.DATA_PATH_LATENCIES:
             return SCOPE_BUS
         return LEVEL[level]
 
@@ -290,6 +290,11 @@ def _compile_subbank(std, scheme, eruca, timings, burst_cycles):
     rows = list(std.CONSTRAINTS)
     rows += [("channel", subbank_mod.COMMANDS, (subbank_mod.SA_SEL,), "1", 1, False),
              ("channel", (subbank_mod.SA_SEL,), subbank_mod.COMMANDS, "1", 1, False)]
+    # a standard with multi-cycle commands (DDR5): MASA's sub-array select waits for the
+    # command bus like any other command
+    for cmd, n in getattr(std, "COMMAND_BUS_CYCLES", {}).items():
+        if n > 1:
+            rows.append(("channel", (cmd,), (subbank_mod.SA_SEL,), str(n), 1, False))
     rows += [(level, prevs, nexts, expr, 1, False) for level, prevs, nexts, expr in rules.rows]
     def burst_of(p):
         burst = int(burst_cycles[ids[p]]) if ids[p] < len(burst_cycles) else 0

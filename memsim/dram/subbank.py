@@ -122,8 +122,10 @@ SCHEME_RULES = {
 # The bank-group data path: constraint rows of the DDR4 table at bank-group level whose
 # latency is this expression are the data path's (back-to-back column commands of one
 # bank group). With eruca.bg_data_buses = 2 they hold per bus; with 1 bus per bank
-# group as in DDR4. Sub-bank s of every bank uses bus s % bg_data_buses.
-DATA_PATH_LATENCY = "tCCD_L"
+# group as in DDR4. Sub-bank s of every bank uses bus s % bg_data_buses. DDR5's
+# write-to-write row (tCCD_L_WR, its on-die ECC's read-modify-write on the group's data
+# path) is one of them, as the checker's tCCD_L_WR rule (scope "bus") says.
+DATA_PATH_LATENCIES = ("tCCD_L", "tCCD_L_WR")
 # Activation power: the ACT->ACT rows with these latencies (tRRD) are scaled by
 # eruca.subbank_act_weight, and the tFAW window holds floor(4 / weight) ACTs.
 ACT_POWER_LATENCIES = ("tRRD_S", "tRRD_L")
