@@ -10,6 +10,8 @@ adding a module shaped like this one and registering it in ``memsim/dram/standar
 
 from __future__ import annotations
 
+from memsim.dram import refresh as refresh_mod
+
 NAME = "DDR4"
 
 # Command names, in the order the engine numbers them. Column commands with an ``A``
@@ -139,6 +141,11 @@ CONSTRAINTS = (
     ("channel", _RD, _WR, "CL + tBL - CWL", 1, False),
     ("channel", _WR, _RD, "CWL + tBL - CL", 1, False),
 )
+
+
+# Refresh modes (dram.refresh_mode; memsim.dram.refresh): all-bank REF with tRFC every
+# tREFI. DDR4's optional fine-granularity modes (2x, 4x) are not modelled.
+REFRESH_MODES = {"all_bank": refresh_mod.ALL_BANK}
 
 
 # --------------------------------------------------------------------------------------

@@ -7,9 +7,10 @@ sub-channels; memsim models each sub-channel as one of its channels (``dram.chan
 is one DIMM channel), so a burst (BL16 x 4 bytes) moves 64 bytes, as on DDR4.
 
 What this first step models and what it does not (memsim.config rejects the rest with
-"not modelled for DDR5 yet"): all-bank refresh (REFab, tRFC1 at tREFI) only, no
-same-bank refresh or fine-granularity mode; no energy (the power values are NaN); no ECC
-scheme, sub-banks, NDAs, cores or SimPy front end; x8 and x16 devices of 16 and 32 Gb.
+"not modelled for DDR5 yet"): the three refresh modes of ``REFRESH_MODES`` (all-bank
+REFab, fine-granularity REFab, same-bank REFsb: ``dram.refresh_mode``); no energy (the
+power values are NaN); no ECC scheme, sub-banks, NDAs, cores or SimPy front end; x8 and
+x16 devices of 16 and 32 Gb.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import math
 
 from memsim.dram import ddr4
+from memsim.dram import refresh as refresh_mod
 
 NAME = "DDR5"
 
@@ -67,6 +69,11 @@ def _bin(rate: int, cl: int, trcd: int, trp: int) -> dict:
         tWTR_S=_ns(2.5, rate, 4), tWTR_L=_ns(10, rate, 16), tRTP=_ns(7.5, rate, 12),
         tWR=_ns(30, rate),
         tRFC={16: _ns(295, rate), 32: _ns(410, rate)},
+        # JESD79-5 refresh table (per density): tRFC2 the fine-granularity REFab, tRFCsb
+        # the same-bank REFsb (its banks), tREFSBRD a REFsb to an ACT in another bank
+        tRFC2={16: _ns(160, rate), 32: _ns(220, rate)},
+        tRFCsb={16: _ns(130, rate), 32: _ns(190, rate)},
+        tREFSBRD={16: _ns(30, rate), 32: _ns(30, rate)},
         tREFI=_ns(3900, rate),
     )
 
@@ -107,16 +114,38 @@ CONSTRAINTS = tuple(
     if row != ("channel", COMMANDS, COMMANDS, "1", 1, False)
 ) + _command_bus_rows()
 
+# Refresh modes (dram.refresh_mode; memsim.dram.refresh, docs/reference/ddr5.md):
+# - all_bank: REFab in normal refresh mode, tRFC1 (the table's tRFC) every tREFI;
+# - fine_granularity: REFab in fine-granularity refresh (FGR) mode, tRFC2 every tREFI2 =
+#   tREFI / 2;
+# - same_bank: REFsb, allowed in FGR mode only: one REFsb to each bank index (the bank of
+#   that index in every bank group) per tREFI2, in any order, each bank index once before
+#   any gets a second; a set of banks_per_group REFsb stands for one FGR REFab when
+#   refreshes are postponed. The refreshed banks are precharged and unavailable for
+#   tRFCsb; the others keep working, an ACT to them waits tREFSBRD after the REFsb.
+#   memsim's controller postpones REFsb by at most one set (well inside the JEDEC
+#   allowance) while their banks have queued work, and also spaces two REFsb of a rank
+#   tREFSBRD apart (JESD79-5 names no such gap; a conservative choice).
+REFRESH_MODES = {
+    "all_bank": refresh_mod.ALL_BANK,
+    "fine_granularity": refresh_mod.RefreshMode("fine_granularity", "REF", "tRFC2", 2),
+    "same_bank": refresh_mod.RefreshMode("same_bank", "REFsb", "tRFCsb", 2,
+                                         postpone_sets=1, other_bank="tREFSBRD"),
+}
+
 # NDAs are not modelled on DDR5 (memsim.config): the source scopes are DDR4's shape.
 SOURCES = ddr4.SOURCES
 SOURCE_SCOPES = ddr4.SOURCE_SCOPES
 NDA_CONSTRAINTS = ()
 
-POSITIVE_TIMINGS = ddr4.POSITIVE_TIMINGS + ("tCCD_L_WR",)
+POSITIVE_TIMINGS = ddr4.POSITIVE_TIMINGS + ("tCCD_L_WR", "tRFC2", "tRFCsb", "tREFSBRD")
 ORDERED_TIMINGS = ddr4.ORDERED_TIMINGS + (
     ("tCCD_L", "tCCD_L_WR", "a write to the same bank group is never faster than a read "
      "(tCCD_L_WR >= tCCD_L)"),
 )
+
+
+_PER_DENSITY = ("tRFC", "tRFC2", "tRFCsb", "tREFSBRD")
 
 
 def resolve_timings(speed: str, org: str, density_gbit: int, overrides=None) -> dict:
@@ -125,7 +154,7 @@ def resolve_timings(speed: str, org: str, density_gbit: int, overrides=None) -> 
     page = ORGANISATIONS[org]["page_bytes"]
     t = {}
     for name, value in SPEED_BINS[speed].items():
-        if name == "tRFC":
+        if name in _PER_DENSITY:
             t[name] = value[density_gbit]
         elif isinstance(value, dict):
             t[name] = value[page]
