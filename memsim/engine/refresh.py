@@ -176,19 +176,19 @@ def same_bank(P, T, S, R, ch, t):
         if R.owed[rk] == 0:
             continue
         k = R.target[rk]
-        b0 = rk * per_rank + (k if k >= 0 else 0)
         if k < 0:
             k = _pick(P, S, R, rk)
             if k < 0:
                 continue  # postponed: every event on the channel looks again
+            # hold the index: park its banks' ACT entries (restored by the REFsb)
             R.target[rk] = k
             R.held_at[rk] = t
-            b0 = rk * per_rank + k
             for g in range(nbg):
-                node = S.node_bank[b0 + g * nba]
-                R.saved[b0 + g * nba] = e[node, ACT]
-                e[node, ACT] = INF
+                b = rk * per_rank + g * nba + k
+                R.saved[b] = e[S.node_bank[b], ACT]
+                e[S.node_bank[b], ACT] = INF
         holding = True
+        b0 = rk * per_rank + k  # the index's bank in bank group 0
         # close the index's open banks (one PRE a cycle), then refresh when all allow
         ready = np.int64(0)
         for g in range(nbg):
