@@ -370,3 +370,29 @@ def test_same_bank_refresh_decides_as_a_cycle_by_cycle_controller(tmp_path, time
     assert log_body(p1) == log_body(p2)
     assert s["refresh"]["count"] > 0
     assert (s["refresh"]["forced_count"] > 0) != timed
+
+
+def test_memsim_run_check_and_memsim_check_know_the_refresh_mode(tmp_path):
+    # the run's log carries its config (refresh_mode): `memsim check` applies REFsb rules
+    import subprocess
+    import sys
+
+    log = tmp_path / "cmd.csv"
+    run = subprocess.run([sys.executable, "-m", "memsim", "run", "traces/example_mix.trace",
+                          "-c", PRESET, "-p", "dram.refresh_mode=same_bank", "--check",
+                          "--cmd-log", str(log)], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "REFsb" in set(read_log(log).command)
+    ok = subprocess.run([sys.executable, "-m", "memsim", "check", str(log)],
+                        capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    # the same log checked as an all-bank run: every REFsb is the wrong refresh command
+    text = log.read_text()
+    assert text.count('"refresh_mode":"same_bank"') == 1
+    text = text.replace('"refresh_mode":"same_bank"', '"refresh_mode":"all_bank"')
+    bad = tmp_path / "bad.csv"
+    bad.write_text(text)
+    proc = subprocess.run([sys.executable, "-m", "memsim", "check", str(bad)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert "refresh_command" in proc.stdout + proc.stderr
