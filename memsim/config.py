@@ -25,6 +25,7 @@ import yaml
 from memsim import ecc as ecc_mod
 from memsim import nda as nda_mod
 from memsim.dram import device as device_mod
+from memsim.dram import refresh as refresh_mod
 from memsim.dram import subbank as subbank_mod
 from memsim.dram.standards import STANDARDS
 from memsim.errors import ConfigError, ConfigWarning
@@ -596,7 +597,7 @@ def _check_refresh_mode(cfg: Config, t: dict) -> None:
     """A refresh mode other than all_bank: its interval leaves time for its refresh, and
     it runs with what it is wired into (not sub-banks; same-bank refresh not NDAs)."""
     d = cfg.dram
-    mode = device_mod.standard(d).REFRESH_MODES[d.refresh_mode]
+    mode = refresh_mod.mode(device_mod.standard(d), d.refresh_mode)
     if mode.name == "all_bank":
         return
     banks = device_mod.standard(d).ORGANISATIONS[d.org]["banks_per_group"]

@@ -66,7 +66,7 @@ def test_modes_compile_their_refresh_rows_and_ddr4_table_is_unchanged():
                                         (ref, rank, ref)}
     # DDR4: one mode, and its table is the standard's rows as they were
     assert list(ddr4.REFRESH_MODES) == ["all_bank"]
-    assert refresh_mod.rows_for(ddr4.REFRESH_MODES["all_bank"], ddr4.CONSTRAINTS) == \
+    assert refresh_mod.rows_for(refresh_mod.mode(ddr4, "all_bank"), ddr4.CONSTRAINTS) == \
         ddr4.CONSTRAINTS
 
 

@@ -10,8 +10,6 @@ adding a module shaped like this one and registering it in ``memsim/dram/standar
 
 from __future__ import annotations
 
-from memsim.dram import refresh as refresh_mod
-
 NAME = "DDR4"
 
 # Command names, in the order the engine numbers them. Column commands with an ``A``
@@ -143,9 +141,10 @@ CONSTRAINTS = (
 )
 
 
-# Refresh modes (dram.refresh_mode; memsim.dram.refresh): all-bank REF with tRFC every
-# tREFI. DDR4's optional fine-granularity modes (2x, 4x) are not modelled.
-REFRESH_MODES = {"all_bank": refresh_mod.ALL_BANK}
+# Refresh modes (dram.refresh_mode; the fields of memsim.dram.refresh.RefreshMode):
+# all-bank REF with tRFC every tREFI. DDR4's optional fine-granularity modes (2x, 4x) are
+# not modelled.
+REFRESH_MODES = {"all_bank": dict(command="REF", trfc="tRFC", refi_divisor=1)}
 
 
 # --------------------------------------------------------------------------------------

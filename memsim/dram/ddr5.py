@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 
 from memsim.dram import ddr4
-from memsim.dram import refresh as refresh_mod
 
 NAME = "DDR5"
 
@@ -114,7 +113,8 @@ CONSTRAINTS = tuple(
     if row != ("channel", COMMANDS, COMMANDS, "1", 1, False)
 ) + _command_bus_rows()
 
-# Refresh modes (dram.refresh_mode; memsim.dram.refresh, docs/reference/ddr5.md):
+# Refresh modes (dram.refresh_mode; the fields of memsim.dram.refresh.RefreshMode;
+# docs/reference/ddr5.md):
 # - all_bank: REFab in normal refresh mode, tRFC1 (the table's tRFC) every tREFI;
 # - fine_granularity: REFab in fine-granularity refresh (FGR) mode, tRFC2 every tREFI2 =
 #   tREFI / 2;
@@ -127,10 +127,10 @@ CONSTRAINTS = tuple(
 #   allowance) while their banks have queued work, and also spaces two REFsb of a rank
 #   tREFSBRD apart (JESD79-5 names no such gap; a conservative choice).
 REFRESH_MODES = {
-    "all_bank": refresh_mod.ALL_BANK,
-    "fine_granularity": refresh_mod.RefreshMode("fine_granularity", "REF", "tRFC2", 2),
-    "same_bank": refresh_mod.RefreshMode("same_bank", "REFsb", "tRFCsb", 2,
-                                         postpone_sets=1, other_bank="tREFSBRD"),
+    "all_bank": dict(command="REF", trfc="tRFC", refi_divisor=1),
+    "fine_granularity": dict(command="REF", trfc="tRFC2", refi_divisor=2),
+    "same_bank": dict(command="REFsb", trfc="tRFCsb", refi_divisor=2, postpone_sets=1,
+                      other_bank="tREFSBRD"),
 }
 
 # NDAs are not modelled on DDR5 (memsim.config): the source scopes are DDR4's shape.

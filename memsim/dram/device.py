@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from memsim import ecc as ecc_mod
+from memsim.dram import refresh as refresh_mod
 from memsim.dram import subbank as subbank_mod
 from memsim.dram.standards import STANDARDS
 
@@ -93,7 +94,7 @@ class Device:
     @property
     def refresh(self):
         """The refresh mode in effect (memsim.dram.refresh.RefreshMode)."""
-        return self.std.REFRESH_MODES[self.refresh_mode]
+        return refresh_mod.mode(self.std, self.refresh_mode)
 
     @property
     def refresh_interval(self) -> int:

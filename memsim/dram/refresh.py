@@ -1,5 +1,6 @@
 """Refresh modes as data: what ``dram.refresh_mode`` selects in a standard's
-``REFRESH_MODES`` (memsim.dram.ddr4, memsim.dram.ddr5).
+``REFRESH_MODES`` (memsim.dram.ddr4, memsim.dram.ddr5: name -> the fields of
+:class:`RefreshMode`; :func:`mode` makes one).
 
 A mode says which refresh command the controller issues, which timing is its refresh
 cycle, how often a *refresh set* falls due, and how the standard's constraint table
@@ -36,6 +37,11 @@ class RefreshMode:
 
 
 ALL_BANK = RefreshMode("all_bank", "REF", "tRFC", 1)
+
+
+def mode(std, name: str) -> RefreshMode:
+    """Refresh mode ``name`` of standard module ``std``."""
+    return RefreshMode(name=name, **std.REFRESH_MODES[name])
 
 
 def rows_for(mode: RefreshMode, constraints: tuple) -> tuple:
