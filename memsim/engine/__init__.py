@@ -257,7 +257,7 @@ class Engine:
             scan_stamp=np.zeros(nb, i64),
             ready_hit=np.zeros(nb, i64),
             ready_other=np.zeros(nb, i64),
-            # the first refresh of every rank falls due one tREFI into the run
+            # the first refresh of every rank falls due one interval (tREFI) into the run
             ref_due=np.full(nch * nr, refresh_interval * scale, i64),
             ref_pending=np.zeros(nch * nr, i64),
             q_id=np.zeros((2, nch, qmax), i64),
