@@ -80,7 +80,7 @@ from memsim.ecc import CheckerInterface
 # Commands and the names the rules use for groups of them
 # --------------------------------------------------------------------------------------
 
-COMMANDS = ("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF", "SA_SEL")
+COMMANDS = ("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF", "SA_SEL", "REFsb")
 AUTO_PRE = "auto-PRE"  # the precharge implied by RDA / WRA; not a command on the bus
 SA_SEL = "SA_SEL"  # MASA's sub-array select (logs of sub-banked devices only)
 
@@ -103,6 +103,7 @@ _ID = {name: i for i, name in enumerate(COMMANDS + (AUTO_PRE,))}
 _ACT, _PRE, _PREA = _ID["ACT"], _ID["PRE"], _ID["PREA"]
 _RD, _WR, _RDA, _WRA, _REF = _ID["RD"], _ID["WR"], _ID["RDA"], _ID["WRA"], _ID["REF"]
 _SA_SEL = _ID[SA_SEL]
+_REFSB = _ID["REFsb"]  # same-bank refresh: bank ``bank`` of every bank group (bankgroup -1)
 _AUTO = _ID[AUTO_PRE]
 _COLUMN_IDS = frozenset(_ID[c] for c in COLUMN)
 _READ_IDS = frozenset(_ID[c] for c in READS)
@@ -211,9 +212,37 @@ DDR5_RULES = tuple(r for r in RULES if (r.name, r.earlier) != ("tCCD_L", WRITES)
 )
 STANDARD_RULES = {"DDR4": RULES, "DDR5": DDR5_RULES}
 
+# Refresh modes (dram.refresh_mode; memsim/dram/refresh.py, docs/reference/ddr5.md).
+# fine_granularity: the REF rules with tRFC2 for tRFC and tREFI2 = tREFI / 2 for tREFI.
+# same_bank: REFsb instead of REF. A REFsb to bank index k refreshes bank k of every bank
+# group: those banks must be precharged (tRP after their PRE, bank_state) and take no ACT
+# (and no REFsb) for tRFCsb; every other bank of the rank takes an ACT tREFSBRD after it
+# (memsim also spaces two REFsb of a rank by tREFSBRD). Each bank index gets one REFsb per
+# set before any gets a second (refsb_order), and every bank index is refreshed at least
+# every 9*tREFI2 (refresh_interval, per bank index).
+REFRESH_MODE_RULES = {
+    "same_bank": (
+        Rule("tRFCsb", BANK, ("REFsb",), ("ACT", "REFsb"), "tRFCsb"),
+        Rule("tREFSBRD", RANK, ("REFsb",), ("ACT", "REFsb"), "tREFSBRD"),
+        Rule("tRP", BANK, ("PRE", AUTO_PRE), ("REFsb",), "tRP"),
+        Rule("tRP", RANK, ("PREA",), ("REFsb",), "tRP"),
+    ),
+}
+REFRESH_OTHER_RULES = {
+    "refresh_command": "the refresh command of the refresh mode: REFsb with same_bank, REF "
+    "with the other modes",
+    "refsb_order": "same_bank: a bank index gets a second REFsb only after every bank index "
+    "of the rank had one",
+}
+
 RULE_NAMES = tuple(dict.fromkeys([r.name for r in RULES] + list(OTHER_RULES)))
 # Rule names only DDR5 logs can break (tests/test_ddr5.py exercises each).
 DDR5_RULE_NAMES = tuple(dict.fromkeys(r.name for r in DDR5_RULES if r.name not in RULE_NAMES))
+# Rule names only the refresh modes' logs can break (tests/test_ddr5_refresh.py exercises
+# each).
+REFRESH_RULE_NAMES = tuple(dict.fromkeys(
+    [r.name for rules in REFRESH_MODE_RULES.values() for r in rules if r.name not in RULE_NAMES]
+    + list(REFRESH_OTHER_RULES)))
 
 
 # --------------------------------------------------------------------------------------
@@ -347,7 +376,9 @@ def _describe(rec, scale: int = 1) -> str:
     line, t, c, r, g, b, row, col, cmd, src, sb = rec
     name = COMMANDS[cmd]
     text = f"line {line}: cycle {_cycles(t, scale)} ch{c} rk{r}"
-    if name not in RANK_WIDE:
+    if name == "REFsb":
+        text += f" ba{b} (every bank group)"
+    elif name not in RANK_WIDE:
         text += f" bg{g} ba{b}"
         if sb >= 0:
             text += f" sb{sb}"
@@ -379,7 +410,7 @@ class ProtocolChecker:
                  refresh: bool = True, keep: int | None = None,
                  interface: Interface | None = None,
                  subbank: SubbankRules | None = None, modules: int = 0,
-                 standard: str = "DDR4"):
+                 standard: str = "DDR4", refresh_mode: str = "all_bank"):
         iface = interface or Interface()
         # packetized NDA interface: every rank scheduled by its module, as a channel
         self.modules = modules
@@ -397,6 +428,16 @@ class ProtocolChecker:
         self.interface = iface
         self.rules = STANDARD_RULES[standard] + ((ONDIE_RULE,) if iface.tccd_l_wr_adder
                                                  else ())
+        # refresh modes: fine granularity's tRFC2 every tREFI2; same-bank's REFsb rules
+        self.refresh_mode = refresh_mode
+        self.same_bank = refresh_mode == "same_bank"
+        if refresh_mode != "all_bank":
+            t["tREFI"] = t["tREFI"] // 2
+        if refresh_mode == "fine_granularity":
+            t["tRFC"] = t["tRFC2"]
+        if self.same_bank:
+            self.rules = tuple(r for r in self.rules if r.name != "tRFC")
+            self.rules += REFRESH_MODE_RULES["same_bank"]
         self.channels, self.ranks = channels, ranks
         self.bankgroups, self.banks_per_group = bankgroups, banks_per_group
         self.max_violations = max_violations
@@ -479,9 +520,13 @@ class ProtocolChecker:
         # A run without refresh (dram.refresh: false) has no deadlines.
         self._refresh_limit = (REFRESH_POSTPONE_LIMIT * self.t["tREFI"] * self.scale
                                if refresh else float("inf"))
-        self._last_ref = [0] * n_ranks
-        self._last_ref_rec: list = [None] * n_ranks
-        self._ref_flagged = [False] * n_ranks
+        # (same_bank: per rank and bank index)
+        self._ref_units = banks_per_group if self.same_bank else 1
+        self._last_ref = [0] * (n_ranks * self._ref_units)
+        self._last_ref_rec: list = [None] * (n_ranks * self._ref_units)
+        self._refsb_set = [0] * n_ranks  # same_bank: the bank indices of the current set
+        self._refi_name = "tREFI" if refresh_mode == "all_bank" else "tREFI2"
+        self._ref_flagged = [False] * (n_ranks * self._ref_units)
         self._ref_deadline = [self._refresh_limit] * channels  # earliest unflagged deadline
 
     # ---- timing expressions -----------------------------------------------------------
@@ -586,7 +631,10 @@ class ProtocolChecker:
         bad |= (cols["channel"] < 0) | (cols["channel"] >= self.channels)
         bad |= (cols["rank"] < 0) | (cols["rank"] >= self.ranks)
         bank_level = (cmd != _PREA) & (cmd != _REF)
-        bad |= bank_level & ((cols["bankgroup"] < 0) | (cols["bankgroup"] >= self.bankgroups))
+        refsb = cmd == _REFSB  # every bank group: bankgroup -1
+        bad |= bank_level & ~refsb & ((cols["bankgroup"] < 0) |
+                                      (cols["bankgroup"] >= self.bankgroups))
+        bad |= refsb & (cols["bankgroup"] != -1)
         bad |= bank_level & ((cols["bank"] < 0) | (cols["bank"] >= self.banks_per_group))
         bad |= bank_level & ((sub < 0) | (sub >= self.units))
         if bad.any():
@@ -647,6 +695,9 @@ class ProtocolChecker:
                 self._emit(line, "clock_edge", f"{COMMANDS[cmd]} at cycle {_cycles(t, ts)}, "
                            f"between two rising clock edges", "none", rec)
             rank_node = c * R + r
+            refsb = cmd == _REFSB
+            if refsb:  # bank b of every bank group: nodes of group 0, the others below
+                g = 0
             bg_node = rank_node * G + g
             bank = bg_node * B + b
             bank_node = bank * U + sb  # the unit that holds a row
@@ -666,6 +717,11 @@ class ProtocolChecker:
             for ri, sc, slot in checks[src][cmd]:
                 ready = ready_all[slot]
                 if sc == 0:  # bank
+                    if refsb:  # bank b of every bank group
+                        for n in self._refsb_units(rank_node, b):
+                            if t < ready[n]:
+                                found.append((ri, ready[n], who_all[slot][n]))
+                        continue
                     if cmd == _PREA:  # every open bank of the rank
                         base = rank_node * G * B * U
                         for n in range(base, base + G * B * U):
@@ -730,7 +786,19 @@ class ProtocolChecker:
                     latest = max(still_open)
                     self._emit(line, "bank_state", f"REF with {len(still_open)} bank(s) of the "
                                f"rank still open", latest, rec)
-            if sub is not None and cmd != _PREA and cmd != _REF:
+                if self.same_bank:
+                    self._emit(line, "refresh_command", "REF (all-bank) in same_bank refresh "
+                               "mode (expected REFsb)", "none", rec)
+            elif refsb:
+                still_open = [open_rec[n] for n in self._refsb_units(rank_node, b)
+                              if open_row[n] >= 0]
+                if still_open:
+                    self._emit(line, "bank_state", f"REFsb with {len(still_open)} bank(s) of "
+                               f"index {b} still open", max(still_open), rec)
+                if not self.same_bank:
+                    self._emit(line, "refresh_command", f"REFsb in {self.refresh_mode} refresh "
+                               f"mode (expected REF)", "none", rec)
+            if sub is not None and cmd != _PREA and cmd != _REF and not refsb:
                 self._subbank_state(rec, bank, bank_node)
 
             # -- the channel's data bus (the host's bursts; an NDA's stay in its rank)
@@ -795,11 +863,19 @@ class ProtocolChecker:
                         who_all[slot][n] = rec
             elif cmd == _REF:
                 self._refreshed(rank_node, rec)
+            elif refsb:
+                self._refsb(rank_node, b, rec)
 
             # -- ready cycles this command sets for later ones (gaps after this command's
             # burst)
             for _ri, sc, slot, gap in updates[src][cmd]:
                 if noop and sc != 4:
+                    continue
+                if refsb and sc == 0:
+                    for n in self._refsb_units(rank_node, b):
+                        if t + gap > ready_all[slot][n]:
+                            ready_all[slot][n] = t + gap
+                            who_all[slot][n] = rec
                     continue
                 n = nodes[sc]
                 if t + gap > ready_all[slot][n]:
@@ -863,35 +939,61 @@ class ProtocolChecker:
 
     # ---- refresh ------------------------------------------------------------------------
 
-    def _refreshed(self, rank_node: int, rec) -> None:
+    def _refsb_units(self, rank_node: int, bank: int) -> range:
+        """The row-holding units of bank ``bank`` in every bank group of a rank (a
+        REFsb's banks; same_bank mode has no sub-banks: one unit per bank)."""
+        B = self.banks_per_group
+        return range(rank_node * self.bankgroups * B + bank,
+                     (rank_node + 1) * self.bankgroups * B, B)
+
+    def _refsb(self, rank_node: int, bank: int, rec) -> None:
+        """A REFsb to bank index ``bank``: one per index per set, and its deadline."""
+        done = self._refsb_set[rank_node]
+        if (done >> bank) & 1:
+            self._emit(rec[0], "refsb_order", f"REFsb to bank index {bank} again before "
+                       f"every bank index of the rank had one in this set (done: "
+                       f"{sorted(k for k in range(self.banks_per_group) if done >> k & 1)})",
+                       self._last_ref_rec[rank_node * self._ref_units + bank] or "none", rec)
+            done = 0
+        done |= 1 << bank
+        self._refsb_set[rank_node] = 0 if done == (1 << self.banks_per_group) - 1 else done
+        if self.same_bank:
+            self._refreshed(rank_node * self._ref_units + bank, rec)
+
+    def _refreshed(self, ref_node: int, rec) -> None:
         t = rec[1]
-        last = self._last_ref[rank_node]
-        if not self._ref_flagged[rank_node] and t - last > self._refresh_limit:
-            prev = self._last_ref_rec[rank_node]
+        last = self._last_ref[ref_node]
+        name = "REFsb" if self.same_bank else "REF"
+        if not self._ref_flagged[ref_node] and t - last > self._refresh_limit:
+            prev = self._last_ref_rec[ref_node]
             self._emit(rec[0], "refresh_interval",
                        f"{_cycles(t - last, self.scale)} cycles since "
-                       f"{'the previous REF' if prev else 'cycle 0'}, more than "
-                       f"{REFRESH_POSTPONE_LIMIT}*tREFI = "
+                       f"{f'the previous {name}' if prev else 'cycle 0'}, more than "
+                       f"{REFRESH_POSTPONE_LIMIT}*{self._refi_name} = "
                        f"{_cycles(self._refresh_limit, self.scale)}",
                        prev if prev is not None else "start of log (cycle 0)", rec)
-        self._last_ref[rank_node] = t
-        self._last_ref_rec[rank_node] = rec
-        self._ref_flagged[rank_node] = False
+        self._last_ref[ref_node] = t
+        self._last_ref_rec[ref_node] = rec
+        self._ref_flagged[ref_node] = False
         self._update_deadline(rec[2])
 
     def _refresh_deadlines(self, channel: int, rec) -> None:
         """A command of ``channel`` at rec's cycle is past some rank's REF deadline."""
         t, r_now, cmd = rec[1], rec[3], rec[8]
-        for r in range(self.ranks):
-            n = channel * self.ranks + r
+        U = self._ref_units
+        for n in range(channel * self.ranks * U, (channel + 1) * self.ranks * U):
+            r, k = divmod(n - channel * self.ranks * U, U)
             deadline = self._last_ref[n] + self._refresh_limit
-            if self._ref_flagged[n] or t <= deadline or (cmd == _REF and r == r_now):
+            if self._ref_flagged[n] or t <= deadline or (cmd == _REF and r == r_now) or \
+                    (cmd == _REFSB and r == r_now and k == rec[5]):
                 continue  # a REF that is itself late is reported by _refreshed
             self._ref_flagged[n] = True
             prev = self._last_ref_rec[n]
+            what = f"REFsb to ch{channel} rk{r} bank index {k}" if self.same_bank else \
+                f"REF to ch{channel} rk{r}"
             self._emit(rec[0], "refresh_interval",
-                       f"no REF to ch{channel} rk{r} within "
-                       f"{REFRESH_POSTPONE_LIMIT}*tREFI = "
+                       f"no {what} within "
+                       f"{REFRESH_POSTPONE_LIMIT}*{self._refi_name} = "
                        f"{_cycles(self._refresh_limit, self.scale)} cycles of cycle "
                        f"{_cycles(self._last_ref[n], self.scale)}; deadline "
                        f"{_cycles(deadline, self.scale)} passed",
@@ -899,8 +1001,9 @@ class ProtocolChecker:
         self._update_deadline(channel)
 
     def _update_deadline(self, channel: int) -> None:
+        U = self._ref_units
         deadlines = [self._last_ref[n] + self._refresh_limit
-                     for n in range(channel * self.ranks, (channel + 1) * self.ranks)
+                     for n in range(channel * self.ranks * U, (channel + 1) * self.ranks * U)
                      if not self._ref_flagged[n]]
         self._ref_deadline[channel] = min(deadlines) if deadlines else float("inf")
 
@@ -923,14 +1026,14 @@ def check_commands(df: pd.DataFrame, timings: dict, channels: int, ranks: int,
                    first_line: int = 2, refresh: bool = True,
                    interface: Interface | None = None,
                    subbank: SubbankRules | None = None, modules: int = 0,
-                   standard: str = "DDR4") -> list[Violation]:
+                   standard: str = "DDR4", refresh_mode: str = "all_bank") -> list[Violation]:
     """Check a command log held in a DataFrame; row i is CSV line ``first_line + i``.
     ``refresh=False``: the run had refresh switched off, so no refresh deadlines.
     ``interface``: an ECC scheme's changes to the interface (default: none).
     ``subbank``: the rules of a sub-banked device (:func:`subbank_rules`)."""
     checker = ProtocolChecker(timings, channels, ranks, bankgroups, banks_per_group,
                               max_violations, refresh, interface=interface, subbank=subbank,
-                              modules=modules, standard=standard)
+                              modules=modules, standard=standard, refresh_mode=refresh_mode)
     checker.feed(df, first_line)
     return checker.violations
 
@@ -940,12 +1043,13 @@ def check_file(path, timings: dict, channels: int, ranks: int, bankgroups: int,
                chunk_rows: int = 1 << 20, refresh: bool = True,
                interface: Interface | None = None,
                subbank: SubbankRules | None = None, modules: int = 0,
-               standard: str = "DDR4") -> list[Violation]:
+               standard: str = "DDR4", refresh_mode: str = "all_bank") -> list[Violation]:
     """Check a command-log CSV (``.csv`` or ``.csv.gz``), reading it in chunks."""
     return check_log(path, timings, channels, ranks, bankgroups, banks_per_group,
                      max_violations=max_violations, chunk_rows=chunk_rows,
                      refresh=refresh, interface=interface, subbank=subbank,
-                     modules=modules, standard=standard).violations
+                     modules=modules, standard=standard,
+                     refresh_mode=refresh_mode).violations
 
 
 def check_log(path, timings: dict, channels: int, ranks: int, bankgroups: int,
@@ -953,13 +1057,13 @@ def check_log(path, timings: dict, channels: int, ranks: int, bankgroups: int,
               keep: int | None = None, chunk_rows: int = 1 << 20,
               refresh: bool = True, interface: Interface | None = None,
               subbank: SubbankRules | None = None, modules: int = 0,
-              standard: str = "DDR4") -> ProtocolChecker:
+              standard: str = "DDR4", refresh_mode: str = "all_bank") -> ProtocolChecker:
     """Check a command-log CSV; return the checker (``total``, ``counts`` per rule, the
     first ``keep`` ``violations``). Unreadable or malformed logs raise ValueError naming
     the file (and line)."""
     checker = ProtocolChecker(timings, channels, ranks, bankgroups, banks_per_group,
                               max_violations, refresh, keep, interface, subbank, modules,
-                              standard)
+                              standard, refresh_mode)
     try:
         _check_chunks(checker, path, chunk_rows)
     except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError,

@@ -201,7 +201,7 @@ def _checker(path, cfg, keep: int):
                            org["bankgroups"], org["banks_per_group"], keep=keep,
                            refresh=cfg.dram.refresh, interface=dev.ecc.checker(dev.timings),
                            subbank=check.subbank_rules(cfg), modules=check.modules_of(cfg),
-                           standard=dev.standard)
+                           standard=dev.standard, refresh_mode=dev.refresh_mode)
 
 
 def _check_log(path, cfg) -> int:

@@ -44,7 +44,9 @@ COLUMNS: tuple[LogColumn, ...] = (
     LogColumn("bank"),
     LogColumn("row"),
     LogColumn("column"),
-    LogColumn("command", names=tuple(COMMANDS)),
+    # (id 9: a same-bank refresh, REFsb: memsim.engine.layout.LOG_REFSB; its row has
+    # bankgroup -1 and the bank index it refreshes in every bank group)
+    LogColumn("command", names=tuple(COMMANDS) + ("REFsb",)),
     LogColumn("request"),
 )
 HEADER = ",".join(c.name for c in COLUMNS) + "\n"

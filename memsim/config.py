@@ -25,6 +25,7 @@ import yaml
 from memsim import ecc as ecc_mod
 from memsim import nda as nda_mod
 from memsim.dram import device as device_mod
+from memsim.dram import refresh as refresh_mod
 from memsim.dram import subbank as subbank_mod
 from memsim.dram.standards import STANDARDS
 from memsim.errors import ConfigError, ConfigWarning
@@ -51,6 +52,10 @@ _DENSITIES = tuple(sorted({g for std in STANDARDS.values() for o in std.ORGANISA
                              for k, v in getattr(std, "NOT_MODELLED", {}) if k == "density_gbit"}))
 
 
+_REFRESH_MODES = tuple(dict.fromkeys(m for std in STANDARDS.values()
+                                     for m in std.REFRESH_MODES))
+
+
 @dataclass
 class DramConfig:
     standard: str = field(default="DDR4", metadata=_choice(*STANDARDS))
@@ -65,6 +70,9 @@ class DramConfig:
     subbanks_per_bank: int = field(default=1, metadata={"min": 1, "max": 1 << 16})
     subbank_scheme: str = field(default="none", metadata=_choice(*subbank_mod.SCHEMES))
     refresh: bool = True
+    # all_bank (REF, tRFC every tREFI); DDR5 also fine_granularity (REF, tRFC2 every
+    # tREFI / 2) and same_bank (REFsb, tRFCsb: memsim/dram/refresh.py, ddr5.py)
+    refresh_mode: str = field(default="all_bank", metadata=_choice(*_REFRESH_MODES))
     # Per-timing overrides in cycles, e.g. {tRTRS: 1, tRFC: 360}
     timing: dict = field(default_factory=dict)
     # Energy model overrides: VDD (V) and IDD currents (mA per device), e.g. {IDD5: 66}
@@ -510,6 +518,9 @@ def _check_standard(d: DramConfig) -> None:
     if d.density_gbit not in densities:
         raise ConfigError(f"dram.density_gbit: {d.density_gbit} is not a {d.standard} "
                           f"density (expected one of: {', '.join(map(str, densities))})")
+    if d.refresh_mode not in std.REFRESH_MODES:
+        raise ConfigError(f"dram.refresh_mode: {d.refresh_mode!r} is not modelled for "
+                          f"{d.standard} (expected one of: {', '.join(std.REFRESH_MODES)})")
 
 
 def _check_not_modelled(cfg: Config) -> None:
@@ -574,6 +585,7 @@ def _check_consistency(cfg: Config) -> None:
         raise ConfigError(
             f"dram.timing.tREFI: {t['tREFI']} cycles leaves no time between refreshes "
             f"(expected more than tRFC + tRP = {t['tRFC'] + t['tRP']} cycles)")
+    _check_refresh_mode(cfg, t)
     fields = cfg.mapping.order.split("-")
     expected = {"ro", "ba", "bg", "ra", "co", "ch"}
     if fields.count("sb") > 1:
@@ -602,6 +614,33 @@ def _check_consistency(cfg: Config) -> None:
             raise ConfigError(f"nda.enabled: near-data accelerators with sub-banks "
                               f"(dram.subbank_scheme: {cfg.dram.subbank_scheme}) are not "
                               f"supported together")
+
+
+def _check_refresh_mode(cfg: Config, t: dict) -> None:
+    """A refresh mode other than all_bank: its interval leaves time for its refresh, and
+    it runs with what it is wired into (not sub-banks; same-bank refresh not NDAs)."""
+    d = cfg.dram
+    mode = refresh_mod.mode(device_mod.standard(d), d.refresh_mode)
+    if mode.name == "all_bank":
+        return
+    banks = device_mod.standard(d).ORGANISATIONS[d.org]["banks_per_group"]
+    interval = t["tREFI"] // mode.refi_divisor // (banks if mode.same_bank else 1)
+    need = t[mode.trfc] + t["tRP"]
+    if d.refresh and interval <= need:
+        raise ConfigError(
+            f"dram.refresh_mode: {d.refresh_mode!r} issues a refresh every {interval} "
+            f"cycles (tREFI = {t['tREFI']}), no more than {mode.trfc} + tRP = {need}: "
+            f"check dram.timing")
+    # (sub-banks compile the standard's all-bank table; NDAs do not know REFsb)
+    others = [("dram.subbank_scheme", d.subbank_scheme, "none")]
+    if mode.same_bank:
+        others.append(("nda.enabled", cfg.nda.enabled, False))
+    for key, value, default in others:
+        if value != default:
+            raise ConfigError(
+                f"dram.refresh_mode: {d.refresh_mode!r} with {key}: {value!r}: not "
+                f"supported together (that mechanism's tables and loop know all-bank "
+                f"refresh only); use dram.refresh_mode: all_bank")
 
 
 def _check_front_end(cfg: Config) -> None:

@@ -185,7 +185,7 @@ def simulate(cfg, traces: list[CoreTrace], *, tick: bool = False, cmd_log=None,
                   wall_seconds=wall, jit_seconds=jit_seconds, jit_compiled=compiled,
                   trace=info, cores=_per_core(cfg, spec, traces, C),
                   subbank=_subbank_stats(engine),
-                  nda=_nda_counters(engine))
+                  nda=_nda_counters(engine), refresh_banks=engine.refresh_banks())
 
 
 def _nda_counters(engine):

@@ -119,6 +119,9 @@ class Result:
     # ECC runs: the engine's ECC counters (memsim.engine.ecc.EC_*) and the front end's
     # (memsim.ecc.Expander.stats); None without an ECC scheme
     ecc: dict | None = None
+    # refresh per (rank, bank index) (memsim.engine.Engine.refresh_banks), in ticks; None
+    # for a standard with one refresh mode (DDR4)
+    refresh_banks: dict | None = None
 
     # The engine counts ticks of 1/time_scale DRAM cycle (2 on DUO's half-cycle grid):
     # ``cycles``, the counters and the histograms are in ticks; the summary in cycles.
@@ -334,8 +337,7 @@ class Result:
                                 ("rank_switch", core.C_RSW))
             },
             "commands": commands,
-            "refresh": {"count": commands["REF"],
-                        "cycles": commands["REF"] * spec.timings["tRFC"]},
+            "refresh": self._refresh_summary(commands["REF"]),
             "bus_utilization": (int(c[core.C_BUSY]) / (self.cycles * spec.channels)
                                 if self.cycles else 0.0),
             "energy_nj": e["energy_nj"],
@@ -358,6 +360,40 @@ class Result:
             **({"cores": self.cores} if self.cores is not None else {}),
             "config": self.config,
         })
+        return out
+
+    def _refresh_summary(self, count: int) -> dict:
+        """Refresh commands (REF, or REFsb with same-bank refresh) and their refresh
+        cycles; with a standard of several refresh modes (DDR5) also the mode and what
+        refresh cost each bank index (per rank, channel-major)."""
+        spec = self.spec
+        dev = spec.device
+        trfc = dev.refresh_cycles if dev is not None else spec.timings["tRFC"]
+        out = {"count": count, "cycles": count * trfc}
+        rb = self.refresh_banks
+        if rb is None:
+            return out
+        nbg = spec.bankgroups
+        banks = spec.channels * spec.ranks * spec.banks_per_rank
+        unavailable = nbg * (int(rb["refreshing"].sum()) + int(rb.get("held", 0).sum()
+                                                             if "held" in rb else 0))
+        unavailable = self._cycles(unavailable)
+        per = {"refreshes": rb["refreshes"].tolist(),
+               "refreshing_cycles": [[self._cycles(int(v)) for v in r]
+                                     for r in rb["refreshing"]]}
+        if "held" in rb:
+            per["held_cycles"] = [[self._cycles(int(v)) for v in r] for r in rb["held"]]
+        out.update({
+            "mode": dev.refresh_mode,
+            "per_bank_index": per,
+            # bank-cycles a bank was refreshing (or, REFsb, held for its refresh): a bank
+            # index stands for its bank in every bank group
+            "unavailable_bank_cycles": unavailable,
+            "unavailable_fraction": (unavailable / (banks * self._cycles(self.cycles))
+                                     if self.cycles else 0.0),
+        })
+        if "forced" in rb:
+            out["forced_count"] = rb["forced"]
         return out
 
     def _ecc_summary(self, sim_ns: float) -> dict:

@@ -224,7 +224,7 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
                   nda=(nda_mod.counters(engine.X[engine_core.X_NDA]) if nda is not None
                        else None),
                   latency_offset_cycles=hop,
-                  subbank=_subbank_stats(engine))
+                  subbank=_subbank_stats(engine), refresh_banks=engine.refresh_banks())
 
 
 def _subbank_stats(engine) -> dict | None:

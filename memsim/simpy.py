@@ -242,7 +242,8 @@ class MemorySystem:
             cycles=e.final_cycle, wall_seconds=self._wall + time.perf_counter() - t0,
             jit_seconds=self.jit_seconds, jit_compiled=self.jit_compiled,
             trace={"path": "<simpy>", "mode": "simpy", "requests": self._made},
-            nda=self._nda_counters(), latency_offset_cycles=self._hop)
+            nda=self._nda_counters(), latency_offset_cycles=self._hop,
+            refresh_banks=e.refresh_banks())
         self._result.bank_stats[:, :2] = self._rw
         return self._result
 

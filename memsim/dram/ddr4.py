@@ -141,6 +141,12 @@ CONSTRAINTS = (
 )
 
 
+# Refresh modes (dram.refresh_mode; the fields of memsim.dram.refresh.RefreshMode):
+# all-bank REF with tRFC every tREFI. DDR4's optional fine-granularity modes (2x, 4x) are
+# not modelled.
+REFRESH_MODES = {"all_bank": dict(command="REF", trfc="tRFC", refi_divisor=1)}
+
+
 # --------------------------------------------------------------------------------------
 # Interface protection and ECC (memsim/ecc.py applies these to the device spec)
 # --------------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ sub-channels; memsim models each sub-channel as one of its channels (``dram.chan
 is one DIMM channel), so a burst (BL16 x 4 bytes) moves 64 bytes, as on DDR4.
 
 What is not modelled is a config error naming the key and the reason (NOT_MODELLED,
-NOT_MODELLED_SETTINGS, NOT_MODELLED_VALUES).
+NOT_MODELLED_SETTINGS, NOT_MODELLED_VALUES). Refresh: the three modes of ``REFRESH_MODES`` (all-bank REFab, fine-granularity REFab,
+same-bank REFsb: ``dram.refresh_mode``).
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ def _bin(rate: int, cl: int, trcd: int, trp: int) -> dict:
         tWTR_S=_ns(2.5, rate, 4), tWTR_L=_ns(10, rate, 16), tRTP=_ns(7.5, rate, 12),
         tWR=_ns(30, rate),
         tRFC={16: _ns(295, rate), 32: _ns(410, rate)},
+        # JESD79-5 refresh table (per density): tRFC2 the fine-granularity REFab, tRFCsb
+        # the same-bank REFsb (its banks), tREFSBRD a REFsb to an ACT in another bank
+        tRFC2={16: _ns(160, rate), 32: _ns(220, rate)},
+        tRFCsb={16: _ns(130, rate), 32: _ns(190, rate)},
+        tREFSBRD={16: _ns(30, rate), 32: _ns(30, rate)},
         tREFI=_ns(3900, rate),
     )
 
@@ -107,6 +113,26 @@ CONSTRAINTS = tuple(
     if row != ("channel", COMMANDS, COMMANDS, "1", 1, False)
 ) + _command_bus_rows()
 
+# Refresh modes (dram.refresh_mode; the fields of memsim.dram.refresh.RefreshMode;
+# docs/reference/ddr5.md):
+# - all_bank: REFab in normal refresh mode, tRFC1 (the table's tRFC) every tREFI;
+# - fine_granularity: REFab in fine-granularity refresh (FGR) mode, tRFC2 every tREFI2 =
+#   tREFI / 2;
+# - same_bank: REFsb, allowed in FGR mode only: one REFsb to each bank index (the bank of
+#   that index in every bank group) per tREFI2, in any order, each bank index once before
+#   any gets a second; a set of banks_per_group REFsb stands for one FGR REFab when
+#   refreshes are postponed. The refreshed banks are precharged and unavailable for
+#   tRFCsb; the others keep working, an ACT to them waits tREFSBRD after the REFsb.
+#   memsim's controller postpones REFsb by at most one set (well inside the JEDEC
+#   allowance) while their banks have queued work, and also spaces two REFsb of a rank
+#   tREFSBRD apart (JESD79-5 names no such gap; a conservative choice).
+REFRESH_MODES = {
+    "all_bank": dict(command="REF", trfc="tRFC", refi_divisor=1),
+    "fine_granularity": dict(command="REF", trfc="tRFC2", refi_divisor=2),
+    "same_bank": dict(command="REFsb", trfc="tRFCsb", refi_divisor=2, postpone_sets=1,
+                      other_bank="tREFSBRD"),
+}
+
 # --- near-data accelerators (memsim.engine.nda, docs/reference/nda.md) ---
 # DDR4's model of a rank-level NDA carries over: it drives its own rank's command and
 # data pins, so every bank, bank-group and rank rule binds host and NDA commands both
@@ -118,11 +144,14 @@ SOURCE_SCOPES = ddr4.SOURCE_SCOPES
 NDA_CONSTRAINTS = tuple(("rank",) + row[1:] for row in _command_bus_rows()) + tuple(
     row for row in ddr4.NDA_CONSTRAINTS if row[3] != "1")
 
-POSITIVE_TIMINGS = ddr4.POSITIVE_TIMINGS + ("tCCD_L_WR",)
+POSITIVE_TIMINGS = ddr4.POSITIVE_TIMINGS + ("tCCD_L_WR", "tRFC2", "tRFCsb", "tREFSBRD")
 ORDERED_TIMINGS = ddr4.ORDERED_TIMINGS + (
     ("tCCD_L", "tCCD_L_WR", "a write to the same bank group is never faster than a read "
      "(tCCD_L_WR >= tCCD_L)"),
 )
+
+
+_PER_DENSITY = ("tRFC", "tRFC2", "tRFCsb", "tREFSBRD")
 
 
 def resolve_timings(speed: str, org: str, density_gbit: int, overrides=None) -> dict:
@@ -131,7 +160,7 @@ def resolve_timings(speed: str, org: str, density_gbit: int, overrides=None) -> 
     page = ORGANISATIONS[org]["page_bytes"]
     t = {}
     for name, value in SPEED_BINS[speed].items():
-        if name == "tRFC":
+        if name in _PER_DENSITY:
             t[name] = value[density_gbit]
         elif isinstance(value, dict):
             t[name] = value[page]

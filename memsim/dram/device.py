@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from memsim import ecc as ecc_mod
+from memsim.dram import refresh as refresh_mod
 from memsim.dram import subbank as subbank_mod
 from memsim.dram.standards import STANDARDS
 
@@ -84,10 +85,29 @@ class Device:
     effective_timings: dict
     power: dict  # VDD (V), IDD currents (mA per device), source
     tck_ns: float
+    refresh_mode: str = "all_bank"  # dram.refresh_mode: a key of the standard's REFRESH_MODES
 
     @property
     def std(self) -> ModuleType:
         return STANDARDS[self.standard]
+
+    @property
+    def refresh(self):
+        """The refresh mode in effect (memsim.dram.refresh.RefreshMode)."""
+        return refresh_mod.mode(self.std, self.refresh_mode)
+
+    @property
+    def refresh_interval(self) -> int:
+        """Cycles between two refresh commands of a rank, on average: tREFI / the mode's
+        divisor, over banks_per_group for same-bank refresh (whole cycles, rounded down)."""
+        m = self.refresh
+        per_set = self.organisation["banks_per_group"] if m.same_bank else 1
+        return self.timings["tREFI"] // m.refi_divisor // per_set
+
+    @property
+    def refresh_cycles(self) -> int:
+        """The refresh cycle of one refresh command (tRFC, tRFC2 or tRFCsb)."""
+        return self.timings[self.refresh.trfc]
 
     @property
     def rows(self) -> int:
@@ -145,7 +165,7 @@ def resolve(cfg) -> Device:
         subbank_scheme=scheme, organisation=std.ORGANISATIONS[d.org], timings=timings,
         timing_source=source, stock_timings=stock, ecc=iface,
         effective_timings=iface.effective_timings(timings), power=power_in_effect(d),
-        tck_ns=std.tck_ns(timings))
+        tck_ns=std.tck_ns(timings), refresh_mode=d.refresh_mode)
 
 
 def _key(cfg) -> tuple:

@@ -16,6 +16,7 @@ import numpy as np
 from memsim import ecc as ecc_mod
 from memsim.dram import ddr4
 from memsim.dram import device as device_mod
+from memsim.dram import refresh as refresh_mod
 from memsim.dram import subbank as subbank_mod
 from memsim.dram.standards import STANDARDS
 
@@ -186,7 +187,8 @@ def build(cfg) -> DeviceSpec:
     power = np.zeros((0, 4), np.int64)
     nda = getattr(cfg, "nda", None) is not None and cfg.nda.enabled
     if scheme == "none":
-        latency, windows = _compile_standard(std, iface, eff, burst, timings, scale, nda)
+        latency, windows = _compile_standard(std, iface, eff, burst, timings, scale, nda,
+                                             dev.refresh)
     else:  # (config: no ECC scheme with sub-banks, so eff is timings, scale 1)
         latency, windows, power = _compile_subbank(std, scheme, eruca, timings,
                                                    burst_cycles)
@@ -211,10 +213,12 @@ def build(cfg) -> DeviceSpec:
     )
 
 
-def _compile_standard(std, iface, eff, burst, timings, scale, nda=False):
+def _compile_standard(std, iface, eff, burst, timings, scale, nda=False,
+                      refresh=refresh_mod.ALL_BANK):
     """The standard's constraint rows (and the ECC scheme's) -> (latency[prev, scope,
     next] in engine ticks, windowed rules)."""
-    rows = std.CONSTRAINTS + iface.extra_constraints() + (std.NDA_CONSTRAINTS if nda else ())
+    rows = (refresh_mod.rows_for(refresh, std.CONSTRAINTS) + iface.extra_constraints()
+            + (std.NDA_CONSTRAINTS if nda else ()))
     latency, windows = _compile(rows, CMD, N_CMD, N_SCOPES, eff,
                                 burst_of=lambda p: burst.get(CMD[p], timings["tBL"]),
                                 scope_of=lambda level, expr: LEVEL[level], ticks=scale)

@@ -24,6 +24,7 @@ from memsim.engine import core, jit, subbank
 from memsim.engine import cores as cores_mod
 from memsim.engine import ecc as ecc_engine
 from memsim.engine import nda as nda_engine
+from memsim.engine import refresh as refresh_engine
 from memsim.engine import step as step_mod
 
 SCHEDULERS = {
@@ -208,8 +209,12 @@ class Engine:
         P[core.P_TIMED] = int(timed or cores is not None)
         P[core.P_MAX_OUT] = max_out
         P[core.P_REFRESH] = int(cfg.dram.refresh)
-        P[core.P_TREFI] = spec.timings["tREFI"] * scale
-        P[core.P_TRFC] = spec.timings["tRFC"] * scale
+        # the refresh mode's interval and refresh cycle (all-bank: tREFI, tRFC; fine
+        # granularity: tREFI / 2, tRFC2; same-bank: engine/refresh.py's own, below)
+        dev = spec.device
+        refresh_interval = dev.refresh_interval if dev is not None else spec.timings["tREFI"]
+        P[core.P_TREFI] = refresh_interval * scale
+        P[core.P_TRFC] = (dev.refresh_cycles if dev is not None else spec.timings["tRFC"]) * scale
         P[core.P_TICK] = int(tick)
         P[core.P_LOG] = int(log_sink is not None)
         P[core.P_QMASK] = qmax - 1
@@ -252,8 +257,8 @@ class Engine:
             scan_stamp=np.zeros(nb, i64),
             ready_hit=np.zeros(nb, i64),
             ready_other=np.zeros(nb, i64),
-            # the first refresh of every rank falls due one tREFI into the run
-            ref_due=np.full(nch * nr, spec.timings["tREFI"] * scale, i64),
+            # the first refresh of every rank falls due one interval (tREFI) into the run
+            ref_due=np.full(nch * nr, refresh_interval * scale, i64),
             ref_pending=np.zeros(nch * nr, i64),
             q_id=np.zeros((2, nch, qmax), i64),
             q_arr=np.zeros((2, nch, qmax), i64),
@@ -302,6 +307,12 @@ class Engine:
                 f"sub-banks cannot be combined with the SimPy front door "
                 f"(memsim.simpy.MemorySystem) yet (their hooks are not wired into each "
                 f"other's loop variants); replay a trace or use frontend.mode: cores instead")
+        if dev is not None and dev.refresh.same_bank and cfg.dram.refresh:
+            self.features |= core.F_REFSB
+            mode = dev.refresh
+            self._set_x(core.X_REFSB, refresh_engine.build_state(
+                refresh_interval * scale, mode.postpone_sets * nba, dev.refresh_cycles * scale,
+                nch * nr, nba, nb))
         if cores is not None:
             self.features |= core.F_CORES
             self._set_x(core.X_CORES, _cores_state(cores, tick, nb, nch, scale))
@@ -484,6 +495,34 @@ class Engine:
     def subbank_state(self):
         """The sub-bank state (memsim.engine.subbank.SubbankState), or None."""
         return self.X[core.X_SUBBANK] if self.features & core.F_SUBBANK else None
+
+    def refresh_banks(self) -> dict | None:
+        """Refresh per (rank, bank index), channel-major ranks, in ticks: ``refreshes``
+        (refresh commands that refreshed the index), ``refreshing`` (cycles its banks
+        were being refreshed, up to the end of the run), with same-bank refresh also
+        ``held`` (cycles the index was held from new ACTs before its REFsb) and
+        ``forced`` (REFsb issued at the postponement limit). None for a standard with one
+        refresh mode (DDR4: its summary stays as it was)."""
+        dev = self.spec.device
+        if dev is None or len(dev.std.REFRESH_MODES) == 1:
+            return None
+        end = self.final_cycle
+        nba = int(self.P[core.P_NBA])
+        out = {}
+        if self.features & core.F_REFSB:
+            R = self.X[core.X_REFSB]
+            trfc = int(R.prm[refresh_engine.PR_TRFC])
+            out["refreshes"] = R.refs.copy()
+            out["refreshing"] = R.refs * trfc - np.maximum(R.ref_end - end, 0)
+            out["held"] = R.held.copy()
+            out["forced"] = int(R.forced.sum())
+        else:  # an all-bank REF refreshes every bank index of its rank
+            rs = self.S.rank_stats
+            refs = np.repeat(rs[:, core.RS_REF][:, None], nba, axis=1)
+            over = np.maximum(rs[:, core.RS_REF_END] - end, 0)
+            out["refreshes"] = refs
+            out["refreshing"] = refs * int(self.P[core.P_TRFC]) - over[:, None]
+        return out
 
     def rank_activity(self) -> np.ndarray:
         """Per rank (channel-major): the engine's rank_stats with RS_ACTIVE completed up

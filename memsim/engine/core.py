@@ -107,6 +107,7 @@ from memsim.engine.layout import (  # noqa: F401 - re-exported: core.X as before
     F_NONE,
     F_NOW,
     F_NREQ,
+    F_REFSB,
     F_SCAN,
     F_STEP,
     F_SUBBANK,
@@ -166,6 +167,7 @@ from memsim.engine.layout import (  # noqa: F401 - re-exported: core.X as before
     X_ECC,
     X_LEN,
     X_NDA,
+    X_REFSB,
     X_STEP,
     X_SUBBANK,
     State,
@@ -744,12 +746,21 @@ def _schedule_channel(P, T, S, X, ch, t, features):
     _update_write_mode(P, S, X, ch, features)
     nxt = INF
     if P[P_REFRESH] != 0:
-        issued, nxt = _refresh(P, T, S, ch, t)
-        if issued:
-            return t + 1
-        for rk in range(ch * P[P_NRANK], (ch + 1) * P[P_NRANK]):
-            if S.ref_pending[rk] != 0:
+        if features & F_REFSB:
+            # same-bank refresh (engine/refresh.py): a held bank index changes what the
+            # last bank phase forecast
+            issued, nxt, holding = refresh_engine.same_bank(P, T, S, X[X_REFSB], ch, t)
+            if issued:
+                return t + 1
+            if holding:
                 clean = False
+        else:
+            issued, nxt = _refresh(P, T, S, ch, t)
+            if issued:
+                return t + 1
+            for rk in range(ch * P[P_NRANK], (ch + 1) * P[P_NRANK]):
+                if S.ref_pending[rk] != 0:
+                    clean = False
     q = S.wmode[ch]
     owner_slot = -1
     if S.n_owned_q[1 - q, ch] > 0:
@@ -893,7 +904,8 @@ def _mechanism_sources(features: int) -> str:
     # the shared constants and state layout: compile-time constants of every variant
     h.update(Path(layout.__file__).read_bytes())
     for bit, module in ((F_SUBBANK, subbank), (F_NDA, nda), (F_ECC, ecc_engine),
-                        (F_CORES, cores_engine), (F_STEP, step_engine)):
+                        (F_CORES, cores_engine), (F_STEP, step_engine),
+                        (F_REFSB, refresh_engine)):
         if features & bit:
             h.update(Path(module.__file__).read_bytes())
     return h.hexdigest()[:16]
@@ -1089,6 +1101,7 @@ def loop(features: int = F_NONE):
 # last: they read this module's constants).
 from memsim.engine import cores as cores_engine  # noqa: E402
 from memsim.engine import ecc as ecc_engine  # noqa: E402
+from memsim.engine import refresh as refresh_engine  # noqa: E402
 from memsim.engine import step as step_engine  # noqa: E402
 from memsim.engine.cores import (  # noqa: E402
     cores_complete,

@@ -117,4 +117,8 @@ F_NDA = 2  # near-data accelerators: a second command source per rank
 F_CORES = 4  # closed-loop cores as the front end
 F_STEP = 8  # run to a given cycle and report completions (the SimPy front door)
 F_ECC = 16  # accesses of several kinds: ECC extra accesses, decode latency (engine/ecc.py)
-X_SUBBANK, X_NDA, X_CORES, X_STEP, X_ECC, X_LEN = range(6)
+F_REFSB = 32  # same-bank refresh (REFsb) instead of all-bank REF (engine/refresh.py)
+X_SUBBANK, X_NDA, X_CORES, X_STEP, X_ECC, X_REFSB, X_LEN = range(7)
+# The command-log id of a same-bank refresh (REFsb): the engine issues it as its REF
+# (counters, the constraint table's REF rows), the log names it apart (memsim.cmdlog).
+LOG_REFSB = 9
