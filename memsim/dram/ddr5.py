@@ -7,8 +7,9 @@ sub-channels; memsim models each sub-channel as one of its channels (``dram.chan
 is one DIMM channel), so a burst (BL16 x 4 bytes) moves 64 bytes, as on DDR4.
 
 What is not modelled is a config error naming the key and the reason (NOT_MODELLED,
-NOT_MODELLED_SETTINGS, NOT_MODELLED_VALUES). Refresh: the three modes of ``REFRESH_MODES`` (all-bank REFab, fine-granularity REFab,
-same-bank REFsb: ``dram.refresh_mode``).
+NOT_MODELLED_SETTINGS, NOT_MODELLED_VALUES). Refresh: the three modes of
+``REFRESH_MODES`` (all-bank REFab, fine-granularity REFab, same-bank REFsb:
+``dram.refresh_mode``).
 """
 
 from __future__ import annotations
