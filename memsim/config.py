@@ -634,7 +634,11 @@ def _check_refresh_mode(cfg: Config, t: dict) -> None:
     # (sub-banks compile the standard's all-bank table; NDAs do not know REFsb)
     others = [("dram.subbank_scheme", d.subbank_scheme, "none")]
     if mode.same_bank:
+        # (the cores front end's loop variants do not carry the REFsb controller; untested
+        # together, so refused rather than run without it)
         others.append(("nda.enabled", cfg.nda.enabled, False))
+        if cfg.frontend.mode == "cores":
+            others.append(("frontend.mode", cfg.frontend.mode, None))
     for key, value, default in others:
         if value != default:
             raise ConfigError(

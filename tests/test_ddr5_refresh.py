@@ -83,6 +83,30 @@ def test_a_refresh_interval_without_room_for_its_refresh_is_a_config_error():
         config.load(PRESET, mode("same_bank") + ["dram.timing.tRFCsb=1200"])
 
 
+@pytest.mark.parametrize("mode_name, other, key", [
+    ("same_bank", ["dram.ranks=2", "nda.enabled=true"], "nda.enabled"),
+    ("same_bank", ["frontend.mode=cores"], "frontend.mode"),
+    ("same_bank", ["dram.subbank_scheme=salp1", "dram.subbanks_per_bank=2"],
+     "dram.subbank_scheme"),
+    ("fine_granularity", ["dram.subbank_scheme=salp1", "dram.subbanks_per_bank=2"],
+     "dram.subbank_scheme"),
+])
+def test_refresh_modes_with_mechanisms_they_are_not_wired_into_are_errors_naming_both(
+        mode_name, other, key):
+    with pytest.raises(config.ConfigError,
+                       match=rf"^dram\.refresh_mode: '{mode_name}' with {key}: .*all_bank"):
+        config.load(PRESET, mode(mode_name) + other)
+
+
+def test_same_bank_refresh_with_the_simpy_front_door_is_an_error_naming_both():
+    simpy = pytest.importorskip("simpy")
+    from memsim.simpy import MemorySystem
+
+    with pytest.raises(config.ConfigError,
+                       match=r"^dram\.refresh_mode: 'same_bank' .*SimPy front door"):
+        MemorySystem(simpy.Environment(), PRESET, mode("same_bank"), notify=False)
+
+
 # ---------------------------------------------------------------- the checker's rules
 
 def _check(rows, refresh_mode="same_bank", refresh=False):

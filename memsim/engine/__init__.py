@@ -307,6 +307,12 @@ class Engine:
                 f"sub-banks cannot be combined with the SimPy front door "
                 f"(memsim.simpy.MemorySystem) yet (their hooks are not wired into each "
                 f"other's loop variants); replay a trace or use frontend.mode: cores instead")
+        if step and dev is not None and dev.refresh.same_bank and cfg.dram.refresh:
+            raise ConfigError(
+                "dram.refresh_mode: 'same_bank' cannot be combined with the SimPy front "
+                "door (memsim.simpy.MemorySystem) yet (the REFsb controller is not wired "
+                "into its loop variant); replay a trace, or use dram.refresh_mode: "
+                "all_bank or fine_granularity")
         if dev is not None and dev.refresh.same_bank and cfg.dram.refresh:
             self.features |= core.F_REFSB
             mode = dev.refresh
