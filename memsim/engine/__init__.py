@@ -43,6 +43,7 @@ PAGE_POLICIES = {
 
 assert {n: i for i, n in enumerate(("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF"))} \
     == spec_mod.CMD, "command ids out of sync between memsim.dram.spec and the engine"
+assert spec_mod.NO_CONSTRAINT == core.NO_CONSTRAINT
 assert nda_mod.POLICIES == {"host_first": nda_engine.POL_HOST_FIRST,
                             "time_slice": nda_engine.POL_TIME_SLICE,
                             "row_hit_cap": nda_engine.POL_ROW_HIT_CAP}, \
@@ -231,6 +232,12 @@ class Engine:
         F[core.F_NFREED] = max_out  # every outstanding slot free at cycle 0
         banks = np.arange(nb, dtype=i64)
         rank_of = banks // (nbg * nba)
+        # a rank's banks are the bits of one int64 (pend_mask; the sub-bank scheduler
+        # keeps its own view of its units and uses none)
+        if sb == 1 and nbg * nba > 63:
+            raise ConfigError(f"dram: {nbg} bank groups x {nba} banks = {nbg * nba} banks "
+                              "per rank; the engine supports at most 63")
+        bank_bit = np.left_shift(1, banks % (nbg * nba)) if sb == 1 else np.zeros(nb, i64)
         self.S = core.State(
             node_ch=rank_of // nr,
             node_rank=nch + rank_of,
@@ -248,6 +255,8 @@ class Engine:
             pending=np.zeros((2, nb), i64),
             hits_pending=np.zeros((2, nb), i64),
             last_use=np.zeros(nb, i64),
+            pend_mask=np.zeros((2, nch * nr), i64),
+            bank_bit=bank_bit,
             owner_id=np.full(nb, -1, i64),
             owner_q=np.full(nb, -1, i64),
             owned=np.zeros((nch, nr * nbg * nba), i64),

@@ -43,6 +43,9 @@ State arrays (``NB`` banks in the system, flat index ``((ch*R + r)*BG + g)*BA + 
   place in that list).
 - ``hits_pending[q, NB]``: queued requests of queue q (0 read, 1 write) that hit the
   open row; ``pending[q, NB]``: queued requests of queue q per bank.
+- ``pend_mask[q, rank]``: the rank's banks with ``pending[q] > 0``, bit i for its i-th
+  bank (``bank_bit[b]``), so that the bank phase visits only banks with work: its cost
+  per decision follows the queued requests, not the number of ranks.
 - ``scan_stamp / ready_hit / ready_other[NB]``: per-scan marks (valid when equal to
   the current scan number, so they never need clearing).
 - ``q_*[q, ch, slot]``: per-channel read/write queues as ring buffers: the j-th oldest
@@ -117,6 +120,7 @@ from memsim.engine.layout import (  # noqa: F401 - re-exported: core.X as before
     LOG_COLS,
     N_CMD,
     N_COUNTERS,
+    NO_CONSTRAINT,
     P_CAP,
     P_CYCLE,
     P_FMASK,
@@ -173,6 +177,7 @@ from memsim.engine.layout import (  # noqa: F401 - re-exported: core.X as before
     State,
     Tables,
     hist_index,
+    lowest_bit,
 )
 
 # ---------------------------------------------------------------- node arithmetic
@@ -249,6 +254,8 @@ def _apply_constraints(P, T, S, cmd, b, t):
         # the other ranks of the channel (data-bus hand-over, tRTRS)
         r0 = P[P_NCH] + ch * nr
         for c in range(N_CMD):
+            if L[cmd, 4, c] == NO_CONSTRAINT:
+                continue  # (no rule: only column commands hand the data bus over)
             at = t + L[cmd, 4, c]
             for other in range(r0, r0 + nr):
                 if other != rn and e[other, c] < at:
@@ -431,6 +438,8 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
     _apply_constraints(P, T, S, cmd, b, t)
     S.hits_pending[q, b] -= 1
     S.pending[q, b] -= 1
+    if S.pending[q, b] == 0:
+        S.pend_mask[q, rk] &= ~S.bank_bit[b]
     S.last_use[b] = t
     cat = S.q_cat[q, ch, i]
     first = S.q_first[q, ch, i]
@@ -642,7 +651,9 @@ def _bank_phase(P, S, X, ch, t, q, scan, features):
     command (``ready_hit`` / ``ready_other`` = scan) and returns (any other command
     ready, any hit ready, earliest cycle at which a command not ready becomes ready).
     The banks reaching that earliest cycle are remembered in ``soon_*`` so that, if
-    nothing changes on the channel until then, the next call can skip this phase."""
+    nothing changes on the channel until then, the next call can skip this phase.
+    Only banks with queued requests are visited (``pend_mask``): with many ranks most
+    banks of a channel have none (random reads, 4 ranks: 24 of 64 on average)."""
     hit_first = P[P_SCHED] >= SCHED_FRFCFS
     capped = P[P_SCHED] == SCHED_FRFCFS_CAP
     cap = P[P_CAP]
@@ -670,10 +681,11 @@ def _bank_phase(P, S, X, ch, t, q, scan, features):
         rank_col = max(e[cn, col], e[rn, col])
         rank_act = max(e[cn, ACT], e[rn, ACT])
         rank_pre = max(e[cn, PRE], e[rn, PRE])
-        for b in range(b0, b0 + per_rank):
+        m = S.pend_mask[q, rk]
+        while m != 0:  # the banks with queued requests, in bank order
+            b = b0 + lowest_bit(m)
+            m &= m - 1
             n_req = pending[b]
-            if n_req == 0:
-                continue
             n_hit = hits_pending[b]
             if n_hit > 0:
                 ready = max(rank_col, e[node_bg[b], col], e[bank_node0 + b, col])
@@ -1002,6 +1014,7 @@ def make_loop(features: int):
                 S.q_cat[q, ch, k] = CAT_NONE
                 S.q_len[q, ch] = n_q + 1
                 S.pending[q, b] += 1
+                S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
                 if S.open_row[b] == row[idx]:
                     S.hits_pending[q, b] += 1
                 if not timed:

@@ -334,6 +334,7 @@ def _send(P, S, C, j, t):
     S.q_cat[q, ch, k] = CAT_NONE
     S.q_len[q, ch] = n_q + 1
     S.pending[q, b] += 1
+    S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
     if S.open_row[b] == C.tr_row[i]:
         S.hits_pending[q, b] += 1
     S.ch_next[ch] = t

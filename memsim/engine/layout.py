@@ -18,6 +18,8 @@ from collections import namedtuple
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.extending import overload
 
 from memsim.engine.jit import INLINE as _INLINE
 
@@ -25,6 +27,9 @@ from memsim.engine.jit import INLINE as _INLINE
 ACT, PRE, PREA, RD, WR, RDA, WRA, REF = range(8)
 N_CMD = 8
 INF = np.int64(1) << np.int64(62)
+# the latency of a (previous, scope, next) cell without a rule (memsim.dram.spec's;
+# checked in memsim.engine)
+NO_CONSTRAINT = -(1 << 40)
 
 # Scheduler and page-policy ids (the registries in memsim.engine map names to these).
 SCHED_FCFS, SCHED_FCFS_STRICT, SCHED_FRFCFS, SCHED_FRFCFS_CAP = 0, 1, 2, 3
@@ -85,6 +90,7 @@ State = namedtuple("State", " ".join((
     "node_ch node_rank node_bg node_bank rank_of",  # geometry: bank -> node ids
     "earliest win_hist win_count",  # timing
     "open_row open_count bypass pending hits_pending last_use",  # banks
+    "pend_mask bank_bit",  # per rank: its banks with queued requests, as bits
     "owner_id owner_q owned owned_pos n_owned n_owned_q",  # activated, not yet served
     "scan_stamp ready_hit ready_other",  # scheduler scratch
     "ref_due ref_pending",  # refresh
@@ -103,6 +109,19 @@ def hist_index(v):
     while (v >> (e + 1)) != 0:
         e += 1
     return HIST_LINEAR + (e - 16) * 256 + ((v >> (e - 8)) & 255)
+
+
+def lowest_bit(m):
+    """The index of the lowest set bit of ``m`` (not 0): which bank of a rank's
+    ``pend_mask`` comes next. Plain Python here (NUMBA_DISABLE_JIT); compiled, one
+    count-trailing-zeros instruction (below)."""
+    m = int(m)
+    return (m & -m).bit_length() - 1
+
+
+@overload(lowest_bit, inline="always")
+def _lowest_bit_compiled(m):
+    return lambda m: trailing_zeros(m)
 
 
 # Feature bits. Each compiled variant of the loop has a fixed set, given to make_loop,
