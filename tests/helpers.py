@@ -243,3 +243,15 @@ def run_example(name: str):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod.main(quiet=True)
+
+
+def default_signals() -> None:
+    """``preexec_fn`` for a child that a test interrupts as a shell's Ctrl-C would: SIGINT
+    at its default action and unblocked. A child inherits an ignored disposition and a
+    blocked mask from the test process, and Python then installs no KeyboardInterrupt
+    handler; in full-suite runs an xdist worker was seen to pass SIGINT on that way
+    (the child exited 0 after the signal; which earlier test leaves it so is not known)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import default_signals
 
 from memsim import cli, outfile
 from memsim.trace import generate, open_trace, write_trace
@@ -150,7 +151,7 @@ def test_trace_gen_interrupted_keeps_the_previous_trace(tmp_path):
     out.write_text("0 R 0x40\n")
     proc = subprocess.Popen([sys.executable, "-m", "memsim", "trace", "gen", "random", "-n",
                              "30000000", "-o", str(out), "-q"], cwd=ROOT,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
     deadline = time.monotonic() + 120
     while not list(tmp_path.glob(".k.trace.*")) and time.monotonic() < deadline:
         time.sleep(0.05)  # wait until it is writing its temporary file
