@@ -15,7 +15,7 @@ Cases: random reads, a stream, random with one third writes (1M requests each), 
 one-rank preset and on the two-channel, two-rank one; random and mixed (four
 interleaved streams) reads at 1, 2 and 4 ranks on one channel and on two channels of two
 ranks, where the scheduler's per-decision work grows with the bank count (``--only``
-selects cases by label, e.g. ``--only 1ch4r``).
+selects cases by label, e.g. ``--only 'ranks=4'``).
 
 ``--e2e TRACE`` measures instead the whole ``memsim run`` as a process (start-up, trace
 parsing, simulation, results; the trees' own installed numba caches, warmed by one
