@@ -255,3 +255,12 @@ def default_signals() -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def simpy_replay(env, mem, cycle, is_write, addr, unit_tck=1.0):
+    """A SimPy process making exactly the trace's requests at their cycles (``unit_tck``:
+    the MemorySystem's time unit per trace cycle)."""
+    for c, w, a in zip(cycle.tolist(), is_write.tolist(), addr.tolist(), strict=True):
+        if c * unit_tck > env.now:
+            yield env.timeout(c * unit_tck - env.now)
+        (mem.write if w else mem.read)(a)

@@ -22,6 +22,7 @@ from helpers import (
     resolve,
     run_logged,
     sim_summary,
+    simpy_replay,
     trace,
     violations,
 )
@@ -248,14 +249,7 @@ def test_simpy_on_ddr5_replays_a_trace_as_memsim_run_does(tmp_path):
     env = simpy.Environment()
     mem = MemorySystem(env, PRESET, unit="cycles", cmd_log=tmp_path / "simpy.csv",
                        notify=False)
-
-    def replay():
-        for c, wr, a in zip(cyc.tolist(), w.tolist(), addr.tolist(), strict=True):
-            if c > env.now:
-                yield env.timeout(c - env.now)
-            (mem.write if wr else mem.read)(a)
-
-    env.process(replay())
+    env.process(simpy_replay(env, mem, cyc, w, addr))
     env.run()
     result = mem.close()
     a, b = sim_summary(plain), sim_summary(result)

@@ -7,7 +7,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 import simpy
-from helpers import CL, addresses, read_log, resolve, run_example, sim_summary, tBL, trace, tRCD
+from helpers import (
+    CL,
+    addresses,
+    read_log,
+    resolve,
+    run_example,
+    sim_summary,
+    simpy_replay,
+    tBL,
+    trace,
+    tRCD,
+)
 
 from memsim import sim
 from memsim.simpy import MemorySystem
@@ -16,14 +27,6 @@ from memsim.trace import write_trace
 ROOT = Path(__file__).resolve().parent.parent
 _, SPEC, MAP = resolve()
 TCK = SPEC.tck_ns
-
-
-def replay(env, mem, cycle, is_write, addr, unit_tck):
-    """Make exactly the trace's requests at their cycles."""
-    for c, w, a in zip(cycle.tolist(), is_write.tolist(), addr.tolist(), strict=True):
-        if c * unit_tck > env.now:
-            yield env.timeout(c * unit_tck - env.now)
-        (mem.write if w else mem.read)(a)
 
 
 # (also the pairs of SimPy with ECC classes, ranks and channels)
@@ -41,7 +44,7 @@ def test_replaying_a_timestamped_trace_gives_memsim_runs_summary(tmp_path, unit,
     env = simpy.Environment()
     mem = MemorySystem(env, None, over, unit=unit, cmd_log=tmp_path / "simpy.csv",
                        notify=False)
-    env.process(replay(env, mem, cyc, w, addr, TCK if unit == "ns" else 1.0))
+    env.process(simpy_replay(env, mem, cyc, w, addr, TCK if unit == "ns" else 1.0))
     env.run()
     result = mem.close()
     a, b = sim_summary(plain), sim_summary(result)
