@@ -202,8 +202,8 @@ tck_ns = ddr4.tck_ns  # (two transfers per clock, as in DDR4)
 # Micron's 16 Gb DDR5 die rev. A datasheet (gem5's ddr5.py, which memsim used before);
 # gem5's IDD0 122, IDD4R 530 and IDD4W 479 are larger than its 103, 318, 345. memsim
 # takes the smaller ones as the x8 values: at 4800 a read at 530 mA would cost
-# (530 - 142) mA x 1.1 V over 8 bits x 4.8 Gb/s = 89 pJ/bit in the core, twice DDR4
-# x8's, where 318 gives 40; 530 fits a x16 device (twice the pins, 44 pJ/bit). The same
+# (530 - 142) mA x 1.1 V over 8 bits x 4.8 Gb/s = 11.1 pJ/bit in the core, twice DDR4
+# x8's 5.4, where 318 gives 5.0; 530 fits a x16 device (twice the pins, 5.6). The same
 # values serve x4 and x16 (override dram.power for x16). IPP2N is IPP3N (DDR4
 # datasheets' IPP3N limit covers the IDD2x and IDD3x conditions; the study lists no
 # IPP2N); IDD6N 102 (gem5; unused: no self refresh). JESD79-5 supplies: VDD 1.1 V, VPP
