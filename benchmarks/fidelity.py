@@ -509,6 +509,13 @@ def cases(n: int, seed: int):
         yield lambda d5=d5: case_one_bank_group(d5, n)
     yield lambda: case_stream(System("DDR5-4800B 1dimm", DDR5_4800, NO_REFRESH), n,
                               "stream, 2 sub-channels (2x peak)")
+    # the idle row miss at the slowest and fastest bins at hand, and on a 24 Gb device
+    # (its row count not a power of two: the mapping's mixed-radix row field)
+    for label, over in (("DDR5-3200AN 1sub", "dram.speed=DDR5_3200AN"),
+                        ("DDR5-6400A 1sub", "dram.speed=DDR5_6400A"),
+                        ("DDR5-4800B 24Gb 1sub", "dram.density_gbit=24")):
+        d5 = System(label, DDR5_4800, NO_REFRESH + ONE_SUB_CHANNEL + (over,))
+        yield lambda d5=d5: case_idle(d5, n, "miss")
 
 
 COLUMNS = ("case", "system", "memsim GB/s", "bound GB/s", "bw ratio", "dcyc",

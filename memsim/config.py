@@ -466,6 +466,11 @@ def _check_mechanisms(cfg: Config, data: dict) -> None:
         raise ConfigError(f"dram.subbank_scheme: {d.subbank_scheme!r} needs "
                           f"dram.subbanks_per_bank of 2 or more (got 1)")
     rows = device_mod.standard(d).ORGANISATIONS[d.org]["rows"][d.density_gbit]
+    if d.subbanks_per_bank > 1 and rows & (rows - 1):
+        raise ConfigError(f"dram.subbanks_per_bank: {d.subbanks_per_bank} sub-banks on a "
+                          f"{d.density_gbit} Gb {d.standard} device: its {rows:,} rows per "
+                          f"bank are not a power of two, and sub-banks split the row field's "
+                          f"bits (not modelled)")
     if d.subbanks_per_bank > rows // 2:
         raise ConfigError(f"dram.subbanks_per_bank: {d.subbanks_per_bank} sub-banks exceed "
                           f"what the {rows.bit_length() - 1} row bits of a {d.org} "

@@ -21,6 +21,12 @@ power of two, so the user's address space shrinks to ``n / 2**width`` of the dev
 and no address reaches a reserved location: decoding first spreads the address over
 the field's full width (a *device* address with the field below ``n``), then decodes
 that as usual.
+A device whose row count is not a power of two (DDR5's 24 Gb: 98,304 rows) is the same
+mixed-radix number: the row field takes the bits of the next power of two and only its
+values below the row count. With the row as the most significant field (the default
+order) the spread is the identity on every address within capacity, so decoding is the
+power-of-two decode; other orders spread (a division and a modulo per request). Sub-banks
+take power-of-two row fields (memsim.config rejects them on such a device).
 """
 
 from __future__ import annotations
@@ -35,6 +41,11 @@ FIELD_NAMES = {"ch": "channel", "ra": "rank", "bg": "bank group", "ba": "bank",
 
 class AddressError(ValueError):
     """An address that the configured memory cannot hold."""
+
+
+def _row_width(rows: int) -> int:
+    """Bits of the row field: log2 of the row count, rounded up."""
+    return (rows - 1).bit_length()
 
 
 def _bits(n: int, what: str) -> int:
@@ -62,12 +73,17 @@ class AddressMapping:
         self.row_permutation = row_permutation and self.subbanks > 1
         fields = order.split("-")
         sb_bits = _bits(self.subbanks, "sub-banks per bank")
+        # a row count that is not a power of two: the row field's radix (module docstring)
+        self.rows_radix = bool(spec.rows & (spec.rows - 1))
+        if self.rows_radix and self.subbanks > 1:
+            raise ValueError(f"sub-banks on a device of {spec.rows} rows (not a power of "
+                             f"two) are not modelled")
         self.widths = {
             "ch": _bits(spec.channels, "channels"),
             "ra": _bits(spec.ranks, "ranks"),
             "bg": _bits(spec.bankgroups, "bank groups"),
             "ba": _bits(spec.banks_per_group, "banks per group"),
-            "ro": _bits(spec.rows, "rows"),
+            "ro": _row_width(spec.rows),
             "co": _bits(spec.bursts_per_row, "bursts per row"),
         }
         self.sb_field = "sb" in fields
@@ -84,7 +100,15 @@ class AddressMapping:
             self.shifts[name] = shift
             shift += self.widths[name]
         self.capacity_bytes = 1 << shift
-        assert self.capacity_bytes == spec.capacity_bytes
+        if self.rows_radix:
+            if reserve is None:
+                reserve = ("ro", spec.rows)
+            elif reserve[0] != "ro" or reserve[1] > spec.rows:
+                raise ValueError(f"reserve: {reserve!r} on a device of {spec.rows} rows (a "
+                                 f"second non-power-of-two field is not modelled)")
+            assert (self.capacity_bytes >> self.widths["ro"]) * spec.rows == spec.capacity_bytes
+        else:
+            assert self.capacity_bytes == spec.capacity_bytes
         self.reserve = reserve
         if reserve is not None:
             name, n = reserve
@@ -92,6 +116,9 @@ class AddressMapping:
                 raise ValueError(f"reserve: {reserve!r} (expected ('co' or 'ro', a count up "
                                  f"to the field's values))")
             self.capacity_bytes = (self.capacity_bytes >> self.widths[name]) * n
+        # the spread is the identity when the radix field is the most significant one
+        # (every address below capacity has that field's value below its radix)
+        self.spread = reserve is not None and reserve[0] != fields[0]
         # row_permutation: the row bits XORed into the sub-bank index
         self.perm_shift = (self.widths["ba"] + self.widths["bg"]) if xor_bank else 0
 
@@ -126,7 +153,7 @@ class AddressMapping:
     def decode(self, addr: np.ndarray) -> Decoded:
         """Decode byte addresses (int64, already checked against capacity)."""
         addr = np.asarray(addr, dtype=np.int64)
-        if self.reserve is not None:
+        if self.spread:
             addr = self._spread(addr)
         ch = self.field(addr, "ch")
         ra = self.field(addr, "ra")
@@ -185,9 +212,13 @@ class AddressMapping:
         if self.reserve is not None:
             name, n = self.reserve
             if (np.asarray(values[name]) >= n).any():
+                if self.rows_radix and n == self.spec.rows:
+                    raise AddressError(f"row {values[name]}: beyond the device's {n} rows "
+                                       f"per bank (rows 0 to {n - 1})")
                 raise AddressError(f"{FIELD_NAMES[name]} {values[name]}: reserved (only "
                                    f"the first {n} hold data)")
-            addr = self._pack(addr)
+            if self.spread:
+                addr = self._pack(addr)
         return addr
 
     def check(self, addr: np.ndarray, source: str = "trace", lines=None,

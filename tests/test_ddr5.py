@@ -201,7 +201,6 @@ def test_reads_across_bank_groups_reach_peak_bandwidth_per_sub_channel(tmp_path)
 # (the mechanisms on DDR5, and what of them is an error: tests/test_ddr5_mechanisms.py)
 
 @pytest.mark.parametrize("override, key", [
-    ("dram.density_gbit=24", "dram.density_gbit"),
     ("ecc.scheme=secded_x72", "ecc.scheme"),
 ])
 def test_keys_not_modelled_for_ddr5_are_config_errors(override, key):
@@ -213,8 +212,9 @@ def test_keys_not_modelled_for_ddr5_are_config_errors(override, key):
 
 # ---------------------------------------------------------------- energy
 
-# Micron 16 Gb DDR5 die rev. A at DDR5-4800 (docs/reference/ddr5.md), mA per device
-VDD, VPP, IDD0, IDD2N, IDD3N, IDD4R, IDD5 = 1.1, 1.8, 122, 92, 142, 530, 277
+# DDR5 16 Gb (Micron die rev. A) x8 at DDR5-4800 (docs/reference/ddr5.md), mA per device
+VDD, VPP, IDD0, IDD2N, IDD3N, IDD4R, IDD5 = 1.1, 1.8, 103, 92, 142, 318, 277
+IPP0, IPP2N, IPP3N, IPP4R, IPP4W, IPP5 = 8, 7, 7, 9, 36, 28
 TCK = 2000 / 4800  # ns
 CHIPS = 4  # x8 devices on a 32-bit sub-channel
 
@@ -224,9 +224,13 @@ def test_energy_values_are_the_cited_datasheet_ones():
     p = spec.power
     assert (p["VDD"], p["VPP"], p["IDD0"], p["IDD2N"], p["IDD3N"], p["IDD4R"], p["IDD5"]) \
         == (VDD, VPP, IDD0, IDD2N, IDD3N, IDD4R, IDD5)
-    assert p["source"] == ddr5.POWER_SOURCE
-    # the source has no IPP: the VPP rail adds nothing until dram.power.IPP* are given
-    assert all(p[k] == 0 for k in p if k.startswith("IPP"))
+    assert (p["IPP0"], p["IPP2N"], p["IPP3N"], p["IPP4R"], p["IPP4W"], p["IPP5"]) == (
+        IPP0, IPP2N, IPP3N, IPP4R, IPP4W, IPP5)
+    assert p["source"] == ddr5.POWER_SOURCE.format(rate=4800)
+    # a bin takes its own rate's column, or the next listed above it
+    assert [ddr5.power_rate(b) for b in ("DDR5_3200AN", "DDR5_4800B", "DDR5_5200A",
+                                         "DDR5_5600B", "DDR5_6000A", "DDR5_6400A")] == [
+        4800, 4800, 5200, 5600, 6400, 6400]
 
 
 def test_idle_energy_is_precharged_standby_on_both_sub_channels():
@@ -236,7 +240,8 @@ def test_idle_energy_is_precharged_standby_on_both_sub_channels():
     _, spec, _ = resolve(PRESET)
     cycles = 10_000
     out = energy.summarize(spec, np.zeros((2, core.RS_LEN), np.int64), cycles, 0)
-    want = 2 * CHIPS * cycles * VDD * IDD2N * TCK / 1e3  # nJ: 2 sub-channels x 4 chips
+    # nJ: 2 sub-channels x 4 chips, both rails
+    want = 2 * CHIPS * cycles * (VDD * IDD2N + VPP * IPP2N) * TCK / 1e3
     assert out["energy_nj"]["background"] == pytest.approx(want, rel=1e-12)
     assert out["energy_nj"]["total"] == out["energy_nj"]["background"]
 
@@ -265,8 +270,9 @@ def test_one_act_pre_pair_and_a_read_against_the_table_with_the_vpp_rail(tmp_pat
 
 
 def test_ddr5_power_keys_are_checked_like_ddr4s():
-    with pytest.raises(config.ConfigError, match=r"dram.power.IPP3N.*IPP4R = 0"):
-        config.load(PRESET, ["dram.power.IPP3N=5"])
+    with pytest.raises(config.ConfigError, match=r"dram.power.IPP3N: IPP4R = 9 mA is below "
+                                                 r"IPP3N = 10 mA"):
+        config.load(PRESET, ["dram.power.IPP3N=10"])
     with pytest.raises(config.ConfigError, match=r"dram.power.VPP: expected a positive "
                                                  r"number \(V\)"):
         config.load(PRESET, ["dram.power.VPP=0"])
@@ -327,7 +333,7 @@ def test_memsim_check_takes_the_standard_from_the_logs_config(tmp_path):
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(speed=st.sampled_from(sorted(ddr5.SPEED_BINS)),
        org=st.sampled_from(sorted(ddr5.ORGANISATIONS)),
-       density=st.sampled_from([16, 32]), channels=st.sampled_from([1, 2, 4]),
+       density=st.sampled_from([16, 24, 32]), channels=st.sampled_from([1, 2, 4]),
        ranks=st.sampled_from([1, 2]),
        scheduler=st.sampled_from(["fcfs", "frfcfs", "frfcfs_cap"]),
        policy=st.sampled_from(["open", "closed", "timeout"]),

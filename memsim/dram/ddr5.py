@@ -29,25 +29,23 @@ BURST_BYTES = 64
 BURST_LENGTH = 16  # beats; tBL = BURST_LENGTH / 2 clock cycles
 CHANNEL_WIDTH_BITS = 32
 
-# JESD79-5 addressing table (16 Gb and 32 Gb): x4 and x8 have 8 bank groups of 4 banks,
-# 64K / 128K rows; x4 rows of 2K columns, x8 of 1K (both a 1 KB page); x16 4 bank groups
-# of 4 banks, 1K columns, 2 KB page. 24 Gb devices (a non-power-of-two row count) are
-# not modelled yet (the address mapping takes power-of-two fields): memsim.config names
-# them.
+# JESD79-5 addressing table: x4 and x8 have 8 bank groups of 4 banks, x16 4 bank groups
+# of 4 banks; rows per bank 64K at 16 Gb, 96K (98,304: R0-R16 with the top quarter of
+# the 17-bit row range absent) at 24 Gb, 128K at 32 Gb; x4 rows of 2K columns, x8 of 1K
+# (both a 1 KB page), x16 1K columns, 2 KB page. The 24 Gb row count is not a power of two:
+# memsim.mapping takes it as a mixed-radix row field (its docstring).
+_ROWS = {16: 65536, 24: 98304, 32: 131072}
 ORGANISATIONS = {
-    "x4": dict(width=4, bankgroups=8, banks_per_group=4,
-               rows={16: 65536, 32: 131072}, columns=2048, page_bytes=1024),
-    "x8": dict(width=8, bankgroups=8, banks_per_group=4,
-               rows={16: 65536, 32: 131072}, columns=1024, page_bytes=1024),
-    "x16": dict(width=16, bankgroups=4, banks_per_group=4,
-                rows={16: 65536, 32: 131072}, columns=1024, page_bytes=2048),
+    "x4": dict(width=4, bankgroups=8, banks_per_group=4, rows=_ROWS, columns=2048,
+               page_bytes=1024),
+    "x8": dict(width=8, bankgroups=8, banks_per_group=4, rows=_ROWS, columns=1024,
+               page_bytes=1024),
+    "x16": dict(width=16, bankgroups=4, banks_per_group=4, rows=_ROWS, columns=1024,
+                page_bytes=2048),
 }
-# Densities and organisations of the standard that this step does not model, and why
-# (memsim.config's error for dram.<key>: <value>).
-NOT_MODELLED = {
-    ("density_gbit", 24): "24 Gb devices have a non-power-of-two row count, which the "
-                          "address mapping (power-of-two fields) does not handle yet",
-}
+# Densities and organisations of the standard that are not modelled, and why
+# (memsim.config's error for dram.<key>: <value>); none at present.
+NOT_MODELLED: dict = {}
 
 
 def _ns(ns: float, rate: int, min_nck: int = 0) -> int:
@@ -68,19 +66,35 @@ def _bin(rate: int, cl: int, trcd: int, trp: int) -> dict:
         tFAW={1024: 32, 2048: 40},
         tWTR_S=_ns(2.5, rate, 4), tWTR_L=_ns(10, rate, 16), tRTP=_ns(7.5, rate, 12),
         tWR=_ns(30, rate),
-        tRFC={16: _ns(295, rate), 32: _ns(410, rate)},
-        # JESD79-5 refresh table (per density): tRFC2 the fine-granularity REFab, tRFCsb
-        # the same-bank REFsb (its banks), tREFSBRD a REFsb to an ACT in another bank
-        tRFC2={16: _ns(160, rate), 32: _ns(220, rate)},
-        tRFCsb={16: _ns(130, rate), 32: _ns(190, rate)},
-        tREFSBRD={16: _ns(30, rate), 32: _ns(30, rate)},
+        # JESD79-5 refresh table (per density): tRFC1 the all-bank REFab, tRFC2 the
+        # fine-granularity REFab, tRFCsb the same-bank REFsb (its banks), tREFSBRD a
+        # REFsb to an ACT in another bank; 24 Gb takes 32 Gb's values
+        tRFC={16: _ns(295, rate), 24: _ns(410, rate), 32: _ns(410, rate)},
+        tRFC2={16: _ns(160, rate), 24: _ns(220, rate), 32: _ns(220, rate)},
+        tRFCsb={16: _ns(130, rate), 24: _ns(190, rate), 32: _ns(190, rate)},
+        tREFSBRD={16: _ns(30, rate), 24: _ns(30, rate), 32: _ns(30, rate)},
         tREFI=_ns(3900, rate),
     )
 
 
+# CL-tRCD-tRP per bin (docs/reference/ddr5.md "Speed bins" names the source of each):
+# 4800B and 5600B from JESD79-5's bin tables; the A bins (each rate's fastest, about 14 ns
+# of CL) 4000A to 6400A as JEDEC's list is published (CL = tRCD = tRP); the three 3200
+# bins as Ramulator 2 names and lists them. No source at hand gives DDR5-3600's bins or
+# the B / C bins of 4000-4400, 5200 and 6000-6400: they are not here.
 SPEED_BINS = {
+    "DDR5_3200AN": _bin(3200, 24, 24, 24),
+    "DDR5_3200BN": _bin(3200, 26, 26, 26),
+    "DDR5_3200C": _bin(3200, 28, 28, 28),
+    "DDR5_4000A": _bin(4000, 28, 28, 28),
+    "DDR5_4400A": _bin(4400, 32, 32, 32),
+    "DDR5_4800A": _bin(4800, 34, 34, 34),
     "DDR5_4800B": _bin(4800, 40, 39, 39),
+    "DDR5_5200A": _bin(5200, 38, 38, 38),
+    "DDR5_5600A": _bin(5600, 40, 40, 40),
     "DDR5_5600B": _bin(5600, 46, 45, 45),
+    "DDR5_6000A": _bin(6000, 42, 42, 42),
+    "DDR5_6400A": _bin(6400, 46, 46, 46),
 }
 
 # tCCD_S is BL/2 = 8 for reads and writes alike; tRTRS as DDR4's (a parameter).
@@ -178,25 +192,54 @@ tck_ns = ddr4.tck_ns  # (two transfers per clock, as in DDR4)
 
 # --------------------------------------------------------------------------------------
 # Power: IDD (VDD rail) and IPP (VPP rail) currents in mA per device, VDD and VPP in V,
-# for the energy model (memsim/energy.py; the values and their source in
-# docs/reference/ddr5.md). The IDD currents are Micron's 16 Gb DDR5 SDRAM die rev. A
-# datasheet values at DDR5-4800 as gem5 transcribes them (src/python/gem5/components/
-# memory/dram_interfaces/ddr5.py, DDR5_4400_4x8: "using the values for DDR5-4800"):
-# IDD0 122, IDD2N 92, IDD3N 142, IDD4R 530, IDD4W 479, IDD5B 277 (all-bank refresh),
-# IDD2P 88, IDD3P 140, IDD6N 102. JESD79-5 supplies: VDD 1.1 V, VPP 1.8 V. That source
-# has no IPP values (it models one rail), so the IPP currents are 0 here, which leaves
-# the VPP rail out of the energy until dram.power.IPP* are given; 5600B, x4, x16 and
-# 32 Gb take the same values (the source lists one column, x8 at 4800); override them
-# under dram.power.
+# for the energy model (memsim/energy.py; the values, their sources and the reasoning in
+# docs/reference/ddr5.md "Energy"). A DDR5 16 Gb device's currents per data rate (IDD0,
+# IPP0, IDD2P, IDD2N, IDD3P, IDD3N, IPP3N, IDD4R, IPP4R, IDD4W, IPP4W, IDD5B, IPP5B; the
+# columns 4800, 5200, 5600 and 6400) as a public power study lists them for Micron's
+# power calculator (Stardust-lf/ramulator2-latency-supported, illustration_script/
+# chip_pow_config.py; it names no width). Its standby and refresh currents at 4800 (IDD2N
+# 92, IDD3N 142, IDD2P 88, IDD3P 140, IDD5B 277) are those gem5 transcribes from
+# Micron's 16 Gb DDR5 die rev. A datasheet (gem5's ddr5.py, which memsim used before);
+# gem5's IDD0 122, IDD4R 530 and IDD4W 479 are larger than its 103, 318, 345. memsim
+# takes the smaller ones as the x8 values: at 4800 a read at 530 mA would cost
+# (530 - 142) mA x 1.1 V over 8 bits x 4.8 Gb/s = 11.1 pJ/bit in the core, twice DDR4
+# x8's 5.4, where 318 gives 5.0; 530 fits a x16 device (twice the pins, 5.6). The same
+# values serve x4 and x16 (override dram.power for x16). IPP2N is IPP3N (DDR4
+# datasheets' IPP3N limit covers the IDD2x and IDD3x conditions; the study lists no
+# IPP2N); IDD6N 102 (gem5; unused: no self refresh). JESD79-5 supplies: VDD 1.1 V, VPP
+# 1.8 V. A bin takes the column of its data rate, or of the next listed rate above it
+# (3200-4400: 4800's, an upper bound there; 6000: 6400's); density does not change them.
 # --------------------------------------------------------------------------------------
 
 POWER_NAMES = ("VDD", "IDD0", "IDD2N", "IDD3N", "IDD4R", "IDD4W", "IDD5", "IDD2P", "IDD3P",
                "IDD6", "VPP", "IPP0", "IPP2N", "IPP3N", "IPP4R", "IPP4W", "IPP5")
 
-_POWER = dict(VDD=1.1, IDD0=122, IDD2N=92, IDD3N=142, IDD4R=530, IDD4W=479, IDD5=277,
-              IDD2P=88, IDD3P=140, IDD6=102,
-              VPP=1.8, IPP0=0, IPP2N=0, IPP3N=0, IPP4R=0, IPP4W=0, IPP5=0)
-POWER_SOURCE = "Micron 16Gb DDR5 die rev. A, DDR5-4800 (IDD via gem5 ddr5.py); IPP 0"
+
+def _currents(idd0, ipp0, idd2p, idd2n, idd3p, idd3n, ipp3n, idd4r, ipp4r, idd4w, ipp4w,
+              idd5b, ipp5b) -> dict:
+    """One data rate's column, in the power calculator's order."""
+    return dict(VDD=1.1, IDD0=idd0, IDD2N=idd2n, IDD3N=idd3n, IDD4R=idd4r, IDD4W=idd4w,
+                IDD5=idd5b, IDD2P=idd2p, IDD3P=idd3p, IDD6=102,
+                VPP=1.8, IPP0=ipp0, IPP2N=ipp3n, IPP3N=ipp3n, IPP4R=ipp4r, IPP4W=ipp4w,
+                IPP5=ipp5b)
+
+
+_POWER_BY_RATE = {
+    4800: _currents(103, 8, 88, 92, 140, 142, 7, 318, 9, 345, 36, 277, 28),
+    5200: _currents(105, 9, 89, 92, 140, 142, 8, 318, 9, 353, 36, 277, 28),
+    5600: _currents(105, 9, 89, 92, 140, 142, 8, 337, 9, 374, 36, 277, 28),
+    6400: _currents(105, 9, 89, 92, 140, 142, 8, 337, 9, 374, 36, 277, 28),
+}
+POWER_SOURCE = ("DDR5 16Gb (Micron die rev. A values), DDR5-{rate} column: "
+                "Stardust-lf/ramulator2-latency-supported chip_pow_config.py; standby as "
+                "gem5 ddr5.py")
+
+
+def power_rate(speed: str) -> int:
+    """The data rate whose currents a bin takes: its own, or the next listed above."""
+    rate = SPEED_BINS[speed]["data_rate_mtps"]
+    return min(r for r in _POWER_BY_RATE if r >= rate)
+
 
 # The background current an ACT-PRE pair's energy is counted above (memsim/energy.py).
 # DDR4's IDD0 exceeds IDD3N, so an ACT is counted above active standby (IDD3N) for tRAS
@@ -211,10 +254,11 @@ ACT_BACKGROUND = "IDD2N"
 def resolve_power(speed: str, org: str, density_gbit: int, overrides=None) -> dict:
     """VDD / VPP and the IDD / IPP currents (mA per device) of one device as a flat dict,
     plus ``source``; ``overrides`` (the config's ``dram.power``) replace any value."""
-    out = dict(_POWER)
+    rate = power_rate(speed)
+    out = dict(_POWER_BY_RATE[rate])
     if overrides:
         out.update(overrides)
-    out["source"] = POWER_SOURCE
+    out["source"] = POWER_SOURCE.format(rate=rate)
     return out
 
 
