@@ -19,9 +19,14 @@ tree's own, warmed by one untimed run. Timers wrapped around memsim's own functi
   per-bank counts);
 - ``exit``: the interpreter's shutdown (measured by the parent).
 
+A phase that runs in a thread of its own (``parse`` and ``map``, in a tree that reads
+ahead: memsim.readahead) overlaps the others; ``rest`` then counts only the main thread's
+phases out, so it includes the main thread's waiting for the next chunk.
+
 The report is the median over ``--runs`` runs of each phase, per tree: its wall time, its
-CPU time (user + system; ``interpreter`` is the CPU time before the first line of
-Python, ``exit`` the rest of the process's total, from ``os.wait4``) and the process's
+CPU time (user + system of the thread that ran it; ``interpreter`` is the CPU time before
+the first line of Python, ``exit`` the rest of the process's total, from ``os.wait4``:
+the interpreter's shutdown and whatever no phase timed) and the process's
 peak resident set at the end of the phase (``total``: the whole process's, from
 ``os.wait4``).
 """
@@ -53,15 +58,20 @@ acc = {"import": time.perf_counter() - p0, **{k: 0.0 for k in KEYS}}
 cpu = {"import": time.process_time() - c0, **{k: 0.0 for k in KEYS}}
 rss = {"import": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
 
+import threading
+aside = set()  # phases that ran in another thread (memsim's read-ahead), beside the rest
+
 def timed(key, f):
     def g(*a, **k):
-        t, c = time.perf_counter(), time.process_time()
+        t, c = time.perf_counter(), time.thread_time()
         try:
             return f(*a, **k)
         finally:
             acc[key] += time.perf_counter() - t
-            cpu[key] += time.process_time() - c
+            cpu[key] += time.thread_time() - c
             rss[key] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            if threading.current_thread() is not threading.main_thread():
+                aside.add(key)
     return g
 
 class TimedReader:
@@ -90,18 +100,18 @@ Engine.feed = timed("simulate", Engine.feed)
 Engine.finish = timed("simulate", Engine.finish)
 AddressMapping.check = timed("map", AddressMapping.check)
 AddressMapping.decode = timed("map", AddressMapping.decode)
-m0, mc0 = time.perf_counter(), time.process_time()
+m0, mc0 = time.perf_counter(), time.thread_time()
 sys.argv = ["memsim"] + sys.argv[1:]
 status = cli.main()  # (as the command calls it: argv from the command line)
-for d, main in ((acc, time.perf_counter() - m0), (cpu, time.process_time() - mc0)):
+for d, main in ((acc, time.perf_counter() - m0), (cpu, time.thread_time() - mc0)):
     d["output"] = main - d["run"]
-    d["rest"] = d.pop("run") - sum(d[k] for k in KEYS[:-1])
+    d["rest"] = d.pop("run") - sum(d[k] for k in KEYS[:-1] if k not in aside)
 cpu["interpreter"] = C_FIRST  # (the process's CPU time before its first line)
 rss.pop("run", None)
 acc["first"] = T_FIRST
 acc["last"] = time.time()
 with open(os.environ["PHASES_OUT"], "w") as f:
-    json.dump({"wall": acc, "cpu": cpu, "rss": rss}, f)
+    json.dump({"wall": acc, "cpu": cpu, "rss": rss, "aside": sorted(aside)}, f)
 sys.exit(status)
 '''
 
@@ -131,7 +141,7 @@ def one_run(tree: Path, trace: str, preset: str, out: Path) -> dict:
     cpu["exit"] = cpu["total"] - sum(v for k, v in cpu.items() if k != "total")
     rss = got["rss"]
     rss["total"] = usage.ru_maxrss
-    return {"wall": acc, "cpu": cpu, "rss": rss}
+    return {"wall": acc, "cpu": cpu, "rss": rss, "aside": got["aside"]}
 
 
 def main(argv=None) -> int:
@@ -160,12 +170,16 @@ def main(argv=None) -> int:
         return statistics.median(got) if got else None
 
     for phase in PHASES + ("total",):
-        line = f"{phase:14}"
+        aside = any(phase in r["aside"] for t in args.trees for r in runs[t])
+        line = f"{phase + (' *' if aside else ''):14}"
         for t in args.trees:
             m = med(t, "rss", phase)
             line += (f"{med(t, 'wall', phase):>10.3f}{med(t, 'cpu', phase):>9.3f}"
                      + (f"{m / 1024:>9.0f}" if m is not None else f"{'':>9}"))
         print(line)
+    if any(r["aside"] for t in args.trees for r in runs[t]):
+        print("* (in a tree that has them) run in a thread of their own, beside the "
+              "simulation: not part of 'rest', which includes waiting for them")
     return 0
 
 
