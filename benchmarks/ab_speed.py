@@ -22,7 +22,8 @@ parsing, simulation, results; the trees' own installed numba caches, warmed by o
 untimed run each), alternating the two trees ``--processes`` times per config given
 with ``--e2e-config`` (repeatable; default the one-rank preset). The report is the
 median wall time of each tree, the requests per second it makes and their ratio
-(``new/old``, of the rates: above 1, the new tree is faster).
+(``new/old``, of the rates: above 1, the new tree is faster), and the median CPU time
+(user + system) and peak resident set of the process.
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ def _label(cfg, over, kind, wr) -> str:
 
 
 def end_to_end(old: Path, new: Path, trace: str, configs: list[str], processes: int) -> int:
-    """``memsim run TRACE -c CONFIG -q`` of each tree as a process, alternating."""
+    """``memsim run TRACE -c CONFIG -q`` of each tree as a process, alternating: wall
+    time, CPU time (user + system, from ``os.wait4``) and peak resident set."""
     import os
     import time
 
@@ -108,19 +110,30 @@ def end_to_end(old: Path, new: Path, trace: str, configs: list[str], processes: 
 
     n = sum(len(chunk) for chunk in open_trace(trace).chunks())
     print(f"{'config':38}{'old s':>9}{'new s':>9}{'new/old':>9}{'old req/s':>12}"
-          f"{'new req/s':>12}   ({n:,} requests)")
+          f"{'new req/s':>12}{'old CPU s':>11}{'new CPU s':>11}{'old MB':>8}{'new MB':>8}"
+          f"   ({n:,} requests; medians)")
     for cfg in configs:
         times: tuple[list, list] = ([], [])
+        cpu: tuple[list, list] = ([], [])
+        rss: tuple[list, list] = ([], [])
         for rep in range(processes + 1):  # the first pass warms both caches, untimed
             for k, tree in enumerate((old, new)):
                 env = dict(os.environ, PYTHONPATH=str(tree))
                 t0 = time.perf_counter()
-                subprocess.run([sys.executable, "-m", "memsim", "run", trace, "-c", cfg, "-q"],
-                               check=True, env=env, cwd=tree)
+                child = subprocess.Popen([sys.executable, "-m", "memsim", "run", trace, "-c",
+                                          cfg, "-q"], env=env, cwd=tree)
+                _, status, usage = os.wait4(child.pid, 0)
+                child.returncode = os.waitstatus_to_exitcode(status)
+                if child.returncode:
+                    raise subprocess.CalledProcessError(child.returncode, child.args)
                 if rep:
                     times[k].append(time.perf_counter() - t0)
+                    cpu[k].append(usage.ru_utime + usage.ru_stime)
+                    rss[k].append(usage.ru_maxrss / 1024)
         a, b = (statistics.median(x) for x in times)
-        print(f"{cfg:38}{a:>9.3f}{b:>9.3f}{a / b:>9.3f}{n / a:>12,.0f}{n / b:>12,.0f}")
+        (ca, cb), (ra, rb) = ((statistics.median(x) for x in c) for c in (cpu, rss))
+        print(f"{cfg:38}{a:>9.3f}{b:>9.3f}{a / b:>9.3f}{n / a:>12,.0f}{n / b:>12,.0f}"
+              f"{ca:>11.3f}{cb:>11.3f}{ra:>8.0f}{rb:>8.0f}")
     return 0
 
 

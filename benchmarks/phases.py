@@ -19,7 +19,16 @@ tree's own, warmed by one untimed run. Timers wrapped around memsim's own functi
   per-bank counts);
 - ``exit``: the interpreter's shutdown (measured by the parent).
 
-The report is the median over ``--runs`` runs of each phase, per tree.
+A phase that runs in a thread of its own (``parse`` and ``map``, in a tree that reads
+ahead: memsim.readahead) overlaps the others; ``rest`` then counts only the main thread's
+phases out, so it includes the main thread's waiting for the next chunk.
+
+The report is the median over ``--runs`` runs of each phase, per tree: its wall time, its
+CPU time (user + system of the thread that ran it; ``interpreter`` is the CPU time before
+the first line of Python, ``exit`` the rest of the process's total, from ``os.wait4``:
+the interpreter's shutdown and whatever no phase timed) and the process's
+peak resident set at the end of the phase (``total``: the whole process's, from
+``os.wait4``).
 """
 
 from __future__ import annotations
@@ -37,22 +46,32 @@ from pathlib import Path
 CHILD = r'''
 import time
 T_FIRST = time.time()
-import json, os, sys
-p0 = time.perf_counter()
+C_FIRST = time.process_time()
+import json, os, resource, sys
+p0, c0 = time.perf_counter(), time.process_time()
 import memsim.cli as cli
 import memsim.sim as sim
 from memsim.engine import Engine
 from memsim.mapping import AddressMapping
-acc = {"import": time.perf_counter() - p0, "load engine": 0.0, "parse": 0.0, "map": 0.0,
-       "simulate": 0.0, "result": 0.0, "run": 0.0}
+KEYS = ("load engine", "parse", "map", "simulate", "result", "run")
+acc = {"import": time.perf_counter() - p0, **{k: 0.0 for k in KEYS}}
+cpu = {"import": time.process_time() - c0, **{k: 0.0 for k in KEYS}}
+rss = {"import": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
+
+import threading
+aside = set()  # phases that ran in another thread (memsim's read-ahead), beside the rest
 
 def timed(key, f):
     def g(*a, **k):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.thread_time()
         try:
             return f(*a, **k)
         finally:
             acc[key] += time.perf_counter() - t
+            cpu[key] += time.thread_time() - c
+            rss[key] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            if threading.current_thread() is not threading.main_thread():
+                aside.add(key)
     return g
 
 class TimedReader:
@@ -62,22 +81,16 @@ class TimedReader:
         return getattr(self._r, name)
     def chunks(self):
         it = iter(self._r.chunks())
+        nxt = timed("parse", lambda: next(it, None))
         while True:
-            t = time.perf_counter()
-            try:
-                c = next(it)
-            except StopIteration:
-                acc["parse"] += time.perf_counter() - t
+            c = nxt()
+            if c is None:
                 return
-            acc["parse"] += time.perf_counter() - t
             yield c
 
-_open = sim.open_trace
+_open = timed("parse", sim.open_trace)
 def open_trace(*a, **k):
-    t = time.perf_counter()
-    r = TimedReader(_open(*a, **k))
-    acc["parse"] += time.perf_counter() - t
-    return r
+    return TimedReader(_open(*a, **k))
 
 sim.open_trace = open_trace
 sim.warm_up = timed("load engine", sim.warm_up)
@@ -87,17 +100,18 @@ Engine.feed = timed("simulate", Engine.feed)
 Engine.finish = timed("simulate", Engine.finish)
 AddressMapping.check = timed("map", AddressMapping.check)
 AddressMapping.decode = timed("map", AddressMapping.decode)
-m0 = time.perf_counter()
+m0, mc0 = time.perf_counter(), time.thread_time()
 sys.argv = ["memsim"] + sys.argv[1:]
 status = cli.main()  # (as the command calls it: argv from the command line)
-main = time.perf_counter() - m0
-acc["output"] = main - acc["run"]
-inner = sum(acc[k] for k in ("load engine", "parse", "map", "simulate", "result"))
-acc["rest"] = acc.pop("run") - inner
+for d, main in ((acc, time.perf_counter() - m0), (cpu, time.thread_time() - mc0)):
+    d["output"] = main - d["run"]
+    d["rest"] = d.pop("run") - sum(d[k] for k in KEYS[:-1] if k not in aside)
+cpu["interpreter"] = C_FIRST  # (the process's CPU time before its first line)
+rss.pop("run", None)
 acc["first"] = T_FIRST
 acc["last"] = time.time()
 with open(os.environ["PHASES_OUT"], "w") as f:
-    json.dump(acc, f)
+    json.dump({"wall": acc, "cpu": cpu, "rss": rss, "aside": sorted(aside)}, f)
 sys.exit(status)
 '''
 
@@ -106,16 +120,28 @@ PHASES = ("interpreter", "import", "load engine", "parse", "map", "simulate", "r
 
 
 def one_run(tree: Path, trace: str, preset: str, out: Path) -> dict:
+    """One process: {"wall": seconds per phase, "cpu": CPU seconds per phase, "rss":
+    peak resident set (KiB) at the end of each phase, "total" the whole process's}."""
     env = dict(os.environ, PYTHONPATH=str(tree), PHASES_OUT=str(out))
     t0 = time.time()
-    subprocess.run([sys.executable, "-c", CHILD, "run", trace, "-c", preset], env=env,
-                   cwd=tree, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    child = subprocess.Popen([sys.executable, "-c", CHILD, "run", trace, "-c", preset],
+                             env=env, cwd=tree, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
     t1 = time.time()
-    acc = json.loads(out.read_text())
+    if child.returncode:
+        raise subprocess.CalledProcessError(child.returncode, child.args)
+    got = json.loads(out.read_text())
+    acc, cpu = got["wall"], got["cpu"]
     acc["interpreter"] = acc.pop("first") - t0
     acc["exit"] = t1 - acc.pop("last")
     acc["total"] = t1 - t0
-    return acc
+    cpu["total"] = usage.ru_utime + usage.ru_stime
+    cpu["exit"] = cpu["total"] - sum(v for k, v in cpu.items() if k != "total")
+    rss = got["rss"]
+    rss["total"] = usage.ru_maxrss
+    return {"wall": acc, "cpu": cpu, "rss": rss, "aside": got["aside"]}
 
 
 def main(argv=None) -> int:
@@ -134,11 +160,26 @@ def main(argv=None) -> int:
                 acc = one_run(tree.resolve(), trace, args.config, out)
                 if rep:
                     runs[tree].append(acc)
-    print(f"{args.config}, {Path(trace).name}: median seconds of {args.runs} runs")
-    print(f"{'phase':14}" + "".join(f"{str(t)[-24:]:>26}" for t in args.trees))
+    print(f"{args.config}, {Path(trace).name}: median of {args.runs} runs per tree: wall "
+          f"and CPU seconds, peak resident set (MB) at the end of the phase")
+    print(f"{'phase':14}" + "".join(f"{str(t)[-26:]:>28}" for t in args.trees))
+    print(f"{'':14}" + f"{'wall':>10}{'CPU':>9}{'RSS':>9}" * len(args.trees))
+
+    def med(t, kind, phase):
+        got = [r[kind][phase] for r in runs[t] if phase in r[kind]]
+        return statistics.median(got) if got else None
+
     for phase in PHASES + ("total",):
-        print(f"{phase:14}" + "".join(
-            f"{statistics.median(r[phase] for r in runs[t]):>26.3f}" for t in args.trees))
+        aside = any(phase in r["aside"] for t in args.trees for r in runs[t])
+        line = f"{phase + (' *' if aside else ''):14}"
+        for t in args.trees:
+            m = med(t, "rss", phase)
+            line += (f"{med(t, 'wall', phase):>10.3f}{med(t, 'cpu', phase):>9.3f}"
+                     + (f"{m / 1024:>9.0f}" if m is not None else f"{'':>9}"))
+        print(line)
+    if any(r["aside"] for t in args.trees for r in runs[t]):
+        print("* (in a tree that has them) run in a thread of their own, beside the "
+              "simulation: not part of 'rest', which includes waiting for them")
     return 0
 
 

@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +29,7 @@ from memsim.engine import Engine
 from memsim.engine import core as engine_core
 from memsim.mapping import AddressMapping
 from memsim.progress import progress_bar
+from memsim.readahead import read_ahead
 from memsim.results import Result
 from memsim.trace import TraceChunk, TraceError, open_trace
 from memsim.trace.files import spooled
@@ -71,6 +72,12 @@ COMPILE_NOTICE = ("memsim: compiling the engine once, 30 s to 2 minutes (longer 
 NOTICE_AFTER_SECONDS = 5.0
 # Progress bars appear only on runs that last longer than this (and only on a terminal).
 PROGRESS_DELAY_SECONDS = 2.0
+# Requests per chunk fed to the engine: the trace is read, checked, decoded and fed this
+# many at a time, so memory follows this, not the trace (a chunk and its decoded fields
+# take about 100 bytes a request: 6.5 MB; at 1M requests a chunk it was 170 MB of a
+# 2M-request run's 322 MB peak). Larger chunks save nothing: the engine costs
+# microseconds a call. Results do not depend on it (tests/test_trace_sim.py).
+CHUNK_REQUESTS = 1 << 16
 
 
 def _engine_dispatcher(features: int = 0):
@@ -174,9 +181,10 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
         # the ECC variant is fed each request's extra accesses right after it
         expander = Expander(spec.ecc, spec) if engine.ecc_state is not None else None
         fed = 0  # requests fed so far: the next request's trace index
-        jit_seconds, compiled = warm_up(engine, notify)  # not simulation time
-        t0 = time.perf_counter()
-        for chunk in chunks:
+
+        def prepare(chunk: TraceChunk):
+            """A chunk's requests as the engine takes them (run in the read-ahead
+            thread: see memsim.readahead)."""
             addr = mapping.check(chunk.addr, source, chunk.line, wrap_addresses)
             d = mapping.decode(addr)
             bank, row = d.bank, d.row
@@ -188,20 +196,27 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
                     arrival = arrival + hop
             else:
                 arrival = chunk.cycle
-            if expander is None:
-                engine.feed(arrival, chunk.is_write, bank, row, d.column)
-                w = np.asarray(chunk.is_write, bool)
-            else:
-                x = expander.expand(fed, arrival, chunk.is_write, d.bank, d.row, d.column)
-                engine.feed(x.arrival, x.is_write, x.bank, x.row, x.column, ids=x.ids)
-                w = x.is_write.astype(bool)
-                bank = x.bank
-            fed += len(chunk)
-            # per bank: every access the bank serves (an ECC scheme's extra ones too)
-            per_bank_rw[:, 0] += np.bincount(bank[~w], minlength=len(per_bank_rw))
-            per_bank_rw[:, 1] += np.bincount(bank[w], minlength=len(per_bank_rw))
-            if progress is not None:
-                progress(len(chunk))
+            return chunk, d, bank, row, arrival
+
+        jit_seconds, compiled = warm_up(engine, notify)  # not simulation time
+        t0 = time.perf_counter()
+        # (closed on an error too: its thread stops before the trace file goes)
+        with closing(read_ahead(chunks, prepare)) as prepared:
+            for chunk, d, bank, row, arrival in prepared:
+                if expander is None:
+                    engine.feed(arrival, chunk.is_write, bank, row, d.column)
+                    w = np.asarray(chunk.is_write, bool)
+                else:
+                    x = expander.expand(fed, arrival, chunk.is_write, d.bank, d.row, d.column)
+                    engine.feed(x.arrival, x.is_write, x.bank, x.row, x.column, ids=x.ids)
+                    w = x.is_write.astype(bool)
+                    bank = x.bank
+                fed += len(chunk)
+                # per bank: every access the bank serves (an ECC scheme's extra ones too)
+                per_bank_rw[:, 0] += np.bincount(bank[~w], minlength=len(per_bank_rw))
+                per_bank_rw[:, 1] += np.bincount(bank[w], minlength=len(per_bank_rw))
+                if progress is not None:
+                    progress(len(chunk))
         engine.finish()
         ok = True
     finally:
@@ -275,7 +290,7 @@ def _run_with_bar(progress: bool | None, total: int | None, estimate=None, **kw)
 
 def run(trace, config=None, overrides=(), *, fmt: str | None = None,
         skip_bad_lines: bool = False, wrap_addresses: bool = False, tick: bool = False,
-        cmd_log=None, chunk_size: int = 1 << 20, identity: bool = True,
+        cmd_log=None, chunk_size: int = CHUNK_REQUESTS, identity: bool = True,
         progress: bool | None = None) -> Result:
     """Simulate a trace file. ``config`` is a preset name, a YAML path, a dict or a
     :class:`~memsim.config.Config`; ``overrides`` are ``key=value`` strings, (key,
@@ -310,7 +325,7 @@ def run(trace, config=None, overrides=(), *, fmt: str | None = None,
 
 
 def run_arrays(addr, is_write=None, cycle=None, config=None, overrides=(), *,
-               tick: bool = False, cmd_log=None, chunk_size: int = 1 << 20,
+               tick: bool = False, cmd_log=None, chunk_size: int = CHUNK_REQUESTS,
                progress: bool | None = None) -> Result:
     """Simulate requests given as arrays (``cycle`` None: as fast as possible)."""
     cfg = config_mod.load(config, overrides)

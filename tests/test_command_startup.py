@@ -51,3 +51,31 @@ def test_the_command_freezes_its_objects_before_exit_and_a_call_with_argv_does_n
             "assert main() == 0\n"
             "print(gc.get_freeze_count() > 0)\n")
     assert _python(code) == ["0", "True"]
+
+
+
+@pytest.mark.parametrize("nrt", [False, True])
+def test_a_cached_function_loads_without_numbas_registries_and_still_compiles(tmp_path,
+                                                                              nrt):
+    # a tiny cached function of our own (tmp_path: an empty numba cache), called twice in
+    # fresh processes under registries_deferred: compiled the first time (numba's
+    # compiler installs its registries: numba.np.arraymath comes in), loaded the second,
+    # without them if it needs no runtime (_nrt=False, like the engine); either way the
+    # right sum, and a later compilation works
+    (tmp_path / "cached_sum.py").write_text(
+        f"import numba\n\n\n@numba.njit(cache=True, _nrt={nrt})\n"
+        "def total(a):\n    s = 0\n    for x in a:\n        s += x\n    return s\n")
+    code = ("import sys\n"
+            f"sys.path.insert(0, {str(tmp_path)!r})\n"
+            "import numba, numpy as np\n"
+            "import cached_sum\n"
+            "from memsim.engine import jit\n"
+            "with jit.registries_deferred(cached_sum.total):\n"
+            "    got = cached_sum.total(np.arange(5))\n"
+            "stats = cached_sum.total.stats\n"
+            "print(got, sum(stats.cache_hits.values()), sum(stats.cache_misses.values()),\n"
+            "      'numba.np.arraymath' in sys.modules,\n"
+            "      'load_overload' in vars(cached_sum.total._cache))\n"
+            "print(numba.njit(lambda a: a.max())(np.arange(3)))\n")
+    assert _python(code) == ["10", "0", "1", "True", "False", "2"]
+    assert _python(code) == ["10", "1", "0", str(nrt), "False", "2"]

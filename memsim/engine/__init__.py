@@ -470,7 +470,8 @@ class Engine:
         non-final chunk returns at once and changes nothing. One process at a time
         compiles a variant (see compile_lock); the others then load it from the cache."""
         empty = np.zeros(0, np.int64)
-        with compile_lock(self.features), jit.blas_probe_skipped():
+        with (compile_lock(self.features), jit.blas_probe_skipped(),
+              jit.registries_deferred(self.loop)):
             self.loop(self.P, self.T, self.S, self.X, empty, empty, empty, empty, empty,
                       np.int64(self.requests_fed), False)
 

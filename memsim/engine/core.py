@@ -928,7 +928,9 @@ def make_loop(features: int):
     apart: the closure's ``features`` and ``sources`` are part of its cache key)."""
     sources = _mechanism_sources(features)
 
-    @njit(**_COMPILED)
+    # nogil: the caller reads and decodes the next chunk in another thread meanwhile
+    # (memsim.sim); the loop touches nothing but its arrays
+    @njit(**_COMPILED, nogil=True)
     def run_chunk(P, T, S, X, arrival, is_write, bank, row, col, req_base, final):
         """Advance the memory system through ``arrival.size`` requests (bank, row and
         column already decoded); ``X`` is the state of the variant's mechanisms. Returns
