@@ -384,12 +384,24 @@ def test_read_log_names_refsb(tmp_path):
     assert "REFsb" in set(read_log(path).command)
 
 
-@pytest.mark.parametrize("timed", [False, True])
-def test_same_bank_refresh_decides_as_a_cycle_by_cycle_controller(tmp_path, timed):
-    # postponed and forced REFsb (as fast as possible) and REFsb on idle indices (timed):
-    # the event-driven loop and the one that visits every cycle issue the same commands
+@pytest.mark.parametrize("timed, postpone", [(False, None), (False, 0), (True, None)])
+def test_same_bank_refresh_decides_as_a_cycle_by_cycle_controller(tmp_path, monkeypatch,
+                                                                  timed, postpone):
+    # postponed REFsb (as fast as possible: no index is ever idle), forced ones (the
+    # same with no postponement allowed: the controller's allowance is never used up on
+    # this trace) and REFsb on idle indices (timed): the event-driven loop and the one
+    # that visits every cycle issue the same commands
     from helpers import log_body
 
+    from memsim.engine import refresh as refresh_engine
+
+    if postpone is not None:
+        build = refresh_engine.build_state
+
+        def no_postponing(interval, _postpone, *rest):
+            return build(interval, postpone, *rest)
+
+        monkeypatch.setattr(refresh_engine, "build_state", no_postponing)
     rng = np.random.default_rng(5)
     n = 2500
     a = rng.integers(0, (1 << 30) // 64, n) * 64
@@ -400,7 +412,7 @@ def test_same_bank_refresh_decides_as_a_cycle_by_cycle_controller(tmp_path, time
     _, _, _, p2 = run_logged(tmp_path, a, w, cyc, PRESET, over, tick=True, name="tick.csv")
     assert log_body(p1) == log_body(p2)
     assert s["refresh"]["count"] > 0
-    assert (s["refresh"]["forced_count"] > 0) != timed
+    assert (s["refresh"]["forced_count"] > 0) == (postpone == 0)
 
 
 def test_memsim_run_check_and_memsim_check_know_the_refresh_mode(tmp_path):
@@ -434,15 +446,16 @@ def test_memsim_run_check_and_memsim_check_know_the_refresh_mode(tmp_path):
 def test_same_bank_refresh_loses_less_than_all_bank_on_random_lines():
     # benchmarks/ddr5_refresh.py's random trace: 64 B lines over 16 GiB, one third
     # writes, as fast as possible (bound by the 64 requests in flight: every access a
-    # row miss). Derived ratio: per tREFI an all-bank REF keeps every bank refreshing
-    # for tRFC1, same-bank refresh keeps each bank refreshing twice for tRFCsb (a set
-    # every tREFI2), so the bank-cycles spent refreshing compare as
-    # 2 x tRFCsb / tRFC1 = 624 / 708 = 0.88; on top, each REFsb stops every ACT of the
-    # rank for tREFSBRD (8 x 72 cycles per tREFI) and holds its index while it closes
-    # its banks (tRP at least). That first ratio is a closed form of each run's
-    # statistics; the bandwidth lost is measured. A single trace is noisy at this
-    # margin (over 16 seeds same-bank refresh loses less on 12: docs/reference/ddr5.md
-    # "Refresh"), so the claim is over 8 seeds: less in total with REFsb.
+    # row miss). Derived first-order ratio: per tREFI an all-bank REF keeps every bank
+    # refreshing for tRFC1, same-bank refresh keeps each bank refreshing twice for
+    # tRFCsb (a set every tREFI2), so the bank-cycles spent refreshing compare as
+    # 2 x tRFCsb / tRFC1 = 624 / 708 = 0.88 (checked below on each run's statistics); on
+    # top, each REFsb stops every ACT of the rank for tREFSBRD (8 x 72 cycles per tREFI)
+    # and holds its index while it closes its banks (tRP at least), which a closed-loop
+    # run does not turn into a closed form: the bandwidth lost is measured (0.93 x
+    # all-bank's over 16 seeds, docs/reference/ddr5.md "Refresh"). One trace is noisy at
+    # that margin (REFsb loses less on 15 of 16 seeds), so the claim is over 8 seeds:
+    # fewer cycles lost in total with REFsb.
     import sys
     from pathlib import Path
 
@@ -466,9 +479,15 @@ def test_same_bank_refresh_loses_less_than_all_bank_on_random_lines():
         ab_bank_cycles = sum(map(sum, ab["per_bank_index"]["refreshing_cycles"])) * nbg
         sb_bank_cycles = sum(map(sum, sb["per_bank_index"]["refreshing_cycles"])) * nbg
         assert ab_bank_cycles == ab["count"] * T["tRFC"] * nbg * nba
-        assert sb_bank_cycles == sb["count"] * T["tRFCsb"] * nbg
+        # every REFsb refreshes its 8 banks for tRFCsb, except those still refreshing
+        # when the run ends (cut at its end): REFsb of a rank are >= tREFSBRD apart, so
+        # at most ceil(tRFCsb / tREFSBRD) per sub-channel
+        full = sb["count"] * T["tRFCsb"] * nbg
+        cut = -(-T["tRFCsb"] // T["tREFSBRD"]) * T["tRFCsb"] * nbg * 2
+        assert full - cut < sb_bank_cycles <= full
+        # per cycle a refresh falls due: 2 x tRFCsb / tRFC1 of the all-bank bank-time
         per_ab = Fraction(ab_bank_cycles, ab["count"] * T["tREFI"])
-        per_sb = Fraction(sb_bank_cycles, sb["count"] * INTERVAL_SB)
+        per_sb = Fraction(full, sb["count"] * INTERVAL_SB)
         assert per_sb / per_ab == Fraction(2 * T["tRFCsb"], T["tRFC"])
         assert sb["forced_count"] == 0  # every REFsb found an index to take in time
     assert 0 < lost["same_bank"] < lost["all_bank"]

@@ -144,8 +144,27 @@ def _closable_at(P, T, S, rk, k, t):
 
 
 @njit(**_INLINE)
+def _closable_from(P, S, rk, k, trp):
+    """The first cycle from which every bank of index ``k`` can be closed at once: an
+    open bank when it allows a PRE, a closed one tRP before it allows a REF."""
+    nbg, nba = P[P_NBG], P[P_NBA]
+    b = rk * nbg * nba + k
+    at = np.int64(0)
+    for _g in range(nbg):
+        if S.open_row[b] >= 0:
+            r = _c._ready(S, PRE, b)
+        else:
+            r = _c._ready(S, REF, b) - trp
+        if r > at:
+            at = r
+        b += nba
+    return at
+
+
+@njit(**_INLINE)
 def _pick(P, T, S, R, rk, t):
-    """The bank index of the set to refresh next, or -1: postpone.
+    """The bank index of the set to refresh next, or -1: postpone; and, when postponed,
+    the cycle from which a fewest-queued index can close (the next look; INF: none).
 
     - an index whose banks have no queued work goes at once (the lowest such);
     - else an index whose banks can all be closed now (no bank waits for tRAS, write
@@ -164,7 +183,7 @@ def _pick(P, T, S, R, rk, t):
             continue
         n = _queued(P, S, rk, k)
         if n == 0:
-            return k
+            return k, INF
         if n < fewest:
             fewest = n
         at = _closable_at(P, T, S, rk, k, t)
@@ -173,15 +192,20 @@ def _pick(P, T, S, R, rk, t):
             best = k
             best_cost = cost
     # the index with the fewest queued requests, once its banks can all close now
+    wake = INF
     for k in range(P[P_NBA]):
         if (R.done[rk] >> k) & 1 or _queued(P, S, rk, k) != fewest:
             continue
-        if _closable_at(P, T, S, rk, k, t) - t <= trp:
-            return k
+        at = _closable_from(P, S, rk, k, trp)
+        if at <= t:
+            return k, wake
+        if at < wake:
+            wake = at
     if R.owed[rk] > R.prm[PR_POSTPONE]:
         R.forced[rk] += 1
-        return best
-    return -1
+        return best, wake
+    # postponed: look again when such an index can close (or when anything changes)
+    return -1, wake
 
 
 @njit(**_INLINE)
@@ -279,8 +303,10 @@ def same_bank(P, T, S, R, ch, t):
             continue
         k = R.target[rk]
         if k < 0:
-            k = _pick(P, T, S, R, rk, t)
+            k, wake = _pick(P, T, S, R, rk, t)
             if k < 0:
+                if wake < nxt:
+                    nxt = wake
                 continue  # postponed: every event on the channel looks again
             # hold the index: park its banks' ACT entries (restored by the REFsb)
             R.target[rk] = k
