@@ -14,7 +14,18 @@ Per command (``tCK`` converts cycles to ns):
   measurement);
 - RD / WR: ``VDD * (IDD4R - IDD3N) * tBL`` / ``VDD * (IDD4W - IDD3N) * tBL``, tBL being
   the command's burst (longer with an ECC scheme's extra beats: write CRC, DUO);
-- REF: ``VDD * (IDD5 - IDD3N) * tRFC``.
+- REF: ``VDD * (IDD5 - IDD3N) * tRFC`` for an all-bank refresh (REFab, tRFC1: IDD5 is
+  the datasheet's IDD5B). The other refresh modes (``dram.refresh_mode``, DDR5) refresh
+  fewer rows per command: a fine-granularity REFab (tRFC2, due every tREFI / 2) half of a
+  REFab's, a same-bank REFsb (tRFCsb) a REFab's divided by 2 x banks per bank group (it
+  refreshes one bank in every bank group, each due every tREFI / 2). DRAMPower prices
+  them with their own currents, (IDD5F - IDD3N) * tRFC2 and (IDD5C - IDD3N) * tRFCsb;
+  the datasheet values memsim's DDR5 currents come from (memsim/dram/ddr5.py) give
+  IDD5B only, so here each command costs its share of the rows: the same energy per
+  refreshed row in every mode, ``VDD * (IDD5 - IDD3N) * tRFC1 * share`` with share 1,
+  1/2 and 1/8 (DDR5 x4/x8, 4 banks per group). That is IDD5F = IDD3N + (IDD5B - IDD3N)
+  * tRFC1 / (2 tRFC2) and IDD5C = IDD3N + (IDD5B - IDD3N) * tRFC1 / (8 tRFCsb): 266 mA
+  and 180 mA for DDR5-4800B 16 Gb (docs/reference/ddr5.md, "Refresh energy").
 
 Background, per rank over the whole run: ``VDD * IDD3N`` per cycle in which any bank of
 the rank is open or a refresh is under way (active standby), ``VDD * IDD2N`` in the
@@ -49,6 +60,17 @@ def _rails(p: dict, cur: str, minus: str | None = None) -> float:
     return out
 
 
+def refresh_share(spec) -> float:
+    """The rows one refresh command of the spec's refresh mode refreshes, as a share of
+    an all-bank REFab's (1; fine granularity 1/2; same-bank 1/(2 x banks per group))."""
+    dev = spec.device
+    if dev is None:
+        return 1.0
+    mode = dev.refresh
+    per_set = dev.organisation["banks_per_group"] if mode.same_bank else 1
+    return 1.0 / (mode.refi_divisor * per_set)
+
+
 @dataclass(frozen=True)
 class EnergyModel:
     """Per-device energies of one memory system, in pJ, and its chips per rank."""
@@ -75,7 +97,7 @@ class EnergyModel:
             # a burst's cycles: tBL, or longer with an ECC scheme's extra beats
             read_pj=_rails(p, "4R", "3N") * spec.data_cycles(RD) * tck,
             write_pj=_rails(p, "4W", "3N") * spec.data_cycles(WR) * tck,
-            refresh_pj=_rails(p, "5", "3N") * t["tRFC"] * tck,
+            refresh_pj=_rails(p, "5", "3N") * t["tRFC"] * tck * refresh_share(spec),
             active_standby_pj_per_cycle=_rails(p, "3N") * tck,
             precharged_standby_pj_per_cycle=_rails(p, "2N") * tck,
             chips_per_rank=spec.chips_per_rank,

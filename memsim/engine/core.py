@@ -602,10 +602,15 @@ def _refresh(P, T, S, ch, t):
 
 
 @njit(**_INLINE)
-def _update_write_mode(P, S, X, ch, features):
+def _update_write_mode(P, S, X, ch, t, features):
     # the drain decides whose rows to open next: activated requests are committed
     nr_q = S.q_len[0, ch] - S.n_owned_q[0, ch]
     nw_q = S.q_len[1, ch] - S.n_owned_q[1, ch]
+    if features & F_REFSB:
+        # nor do requests to a bank index held for or under a same-bank refresh count:
+        # they cannot be served before it ends (engine/refresh.py)
+        nr_q -= refresh_engine.unservable(P, S, X[X_REFSB], ch, t, 0)
+        nw_q -= refresh_engine.unservable(P, S, X[X_REFSB], ch, t, 1)
     if S.wmode[ch] == 0:
         if nw_q >= P[P_WM_HI] or (nr_q == 0 and nw_q > 0):
             if features & F_CORES:
@@ -755,7 +760,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
     # commands are exactly the ones remembered in soon_*
     clean = S.clean_at[ch] == t and P[P_POLICY] != PAGE_TIMEOUT
     S.clean_at[ch] = -1
-    _update_write_mode(P, S, X, ch, features)
+    _update_write_mode(P, S, X, ch, t, features)
     nxt = INF
     if P[P_REFRESH] != 0:
         if features & F_REFSB:

@@ -8,22 +8,36 @@ all-bank ``core._refresh`` in this variant only (the plain loop never contains i
 - a REFsb falls due every ``interval`` cycles per rank (tREFI2 / banks_per_group);
   ``owed`` counts those not issued yet. Each bank index gets one REFsb per *set*
   (``done`` is the set's bit mask) before any gets a second, as JESD79-5 requires.
-- while REFsb are owed the controller picks the index of the set whose banks have no
-  queued request (of either queue); if every remaining index has queued work it
-  postpones, until more than ``postpone`` REFsb are owed: then it takes the index with
-  the fewest queued requests (a *forced* refresh).
+- while REFsb are owed the controller picks an index of the set (``_pick``): one whose
+  banks have no queued request (of either queue) at once; else, among the indices with
+  the fewest queued requests, one whose banks can all be closed now (none waits for a
+  recent ACT's tRAS, write recovery or tRTP, so the hold lasts tRP at most); else it
+  postpones, until more than ``postpone`` REFsb are owed: then it takes the index whose
+  refresh delays the least queued work (a *forced* refresh).
 - the picked index is *held*: its banks take no ACT (their ACT entry of the earliest
   table is parked at INF and restored when the REFsb issues, so the host scheduler's
-  bank phase needs no refresh test), column commands to rows still open drain, the
-  controller precharges each open bank (PRE when ready), then issues the REFsb when
-  every bank of the index allows it.
+  bank phase needs no refresh test), column commands to rows still open drain (an
+  activated request is served before its row is closed), the controller precharges
+  each open bank (PRE when ready), then issues the REFsb when every bank of the index
+  allows it -- unless another bank of the rank is closed, has queued work of the write
+  mode and can take an ACT within ``defer`` x tRRD_S of that moment: a REFsb stops
+  every ACT of the rank for tREFSBRD, so those ACTs go first and their requests are
+  served while it runs.
+- requests to a held or refreshing index cannot be served until its refresh ends: the
+  write drain does not count them (core._update_write_mode, ``unservable``), else a
+  drain could wait out tRFCsb with nothing to issue while reads queue.
 - a REFsb applies the table's REF rows: the rank and other-rank rows to the rank
   (tREFSBRD: an ACT to another bank, the next REFsb), the bank rows to its banks only
   (tRFCsb), the bank-group rows to every group.
 
-State (``Refsb``; per rank unless said): ``prm`` [interval, postpone, tRFCsb] in ticks
-and counts; ``due`` next cycle a REFsb falls due; ``owed``; ``done`` the set's mask;
-``target`` the held index or -1; ``held_at`` when the hold began; ``saved[bank]`` a held
+Measured on random 64 B lines (benchmarks/ddr5_refresh.py, docs/reference/ddr5.md
+"Refresh"), each of these steps was needed for same-bank refresh to lose less
+bandwidth than all-bank refresh.
+
+State (``Refsb``; per rank unless said): ``prm`` [interval, postpone, tRFCsb, defer] in
+ticks and counts; ``due`` next cycle a REFsb falls due; ``owed``; ``done`` the set's mask;
+``target`` the held index or -1; ``held_at`` when the hold began; ``ready_at`` when the
+held index's REFsb could first issue (-1: not yet); ``saved[bank]`` a held
 bank's ACT entry; statistics per (rank, bank index): ``refs`` REFsb issued, ``held``
 cycles the index was held before its REFsb, ``ref_end`` when its last refresh ends,
 ``forced`` REFsb taken at the postponement limit (per rank).
@@ -54,9 +68,9 @@ from memsim.engine.layout import (
     RS_REF_END,
 )
 
-Refsb = namedtuple("Refsb", "prm due owed done target held_at saved refs held ref_end "
-                            "forced")
-PR_INTERVAL, PR_POSTPONE, PR_TRFC, PR_LEN = range(4)
+Refsb = namedtuple("Refsb", "prm due owed done target held_at ready_at saved refs held "
+                            "ref_end forced")
+PR_INTERVAL, PR_POSTPONE, PR_TRFC, PR_DEFER, PR_LEN = range(5)
 
 
 def build_state(interval: int, postpone: int, trfc: int, n_ranks: int, nba: int,
@@ -66,9 +80,11 @@ def build_state(interval: int, postpone: int, trfc: int, n_ranks: int, nba: int,
     i64 = np.int64
     prm = np.zeros(PR_LEN, i64)
     prm[PR_INTERVAL], prm[PR_POSTPONE], prm[PR_TRFC] = interval, postpone, trfc
+    prm[PR_DEFER] = 2  # tRRD_S windows a ready REFsb waits for ACTs to go first
     return Refsb(prm=prm, due=np.full(n_ranks, interval, i64), owed=np.zeros(n_ranks, i64),
                  done=np.zeros(n_ranks, i64), target=np.full(n_ranks, -1, i64),
-                 held_at=np.zeros(n_ranks, i64), saved=np.zeros(nb, i64),
+                 held_at=np.zeros(n_ranks, i64), ready_at=np.full(n_ranks, -1, i64),
+                 saved=np.zeros(nb, i64),
                  refs=np.zeros((n_ranks, nba), i64), held=np.zeros((n_ranks, nba), i64),
                  ref_end=np.zeros((n_ranks, nba), i64), forced=np.zeros(n_ranks, i64))
 
@@ -86,24 +102,125 @@ def _queued(P, S, rk, k):
 
 
 @njit(**_INLINE)
-def _pick(P, S, R, rk):
-    """The bank index of the set to refresh next: one whose banks have no queued work,
-    else (only past the postponement allowance) the one with the least; -1: postpone."""
+def unservable(P, S, R, ch, t, q):
+    """Requests of queue ``q`` on channel ``ch`` that cannot be served before a
+    same-bank refresh ends: to the held bank index, or to one still refreshing. (An
+    activated request of such a bank is not counted: core counts those apart.)"""
+    nbg, nba, nr = P[P_NBG], P[P_NBA], P[P_NRANK]
+    n = 0
+    for rk in range(ch * nr, ch * nr + nr):
+        for k in range(nba):
+            if R.target[rk] != k and R.ref_end[rk, k] <= t:
+                continue
+            b = rk * nbg * nba + k
+            for _g in range(nbg):
+                n += S.pending[q, b]
+                if S.owner_q[b] == q:
+                    n -= 1
+                b += nba
+    return n
+
+
+@njit(**_INLINE)
+def _closable_at(P, T, S, rk, k, t):
+    """The earliest cycle a REFsb to index ``k`` of rank ``rk`` could issue if its banks
+    took no further ACT: each open bank precharged when it allows (tRAS, write recovery,
+    tRTP) and tRP later, each closed bank when the REF rows allow."""
+    nbg, nba = P[P_NBG], P[P_NBA]
+    b = rk * nbg * nba + k
+    at = t
+    for _g in range(nbg):
+        if S.open_row[b] >= 0:
+            r = _c._ready(S, PRE, b)
+            if r < t:
+                r = t
+            r += T.latency[PRE, 3, REF]
+        else:
+            r = _c._ready(S, REF, b)
+        if r > at:
+            at = r
+        b += nba
+    return at
+
+
+@njit(**_INLINE)
+def _closable_from(P, S, rk, k, trp):
+    """The first cycle from which every bank of index ``k`` can be closed at once: an
+    open bank when it allows a PRE, a closed one tRP before it allows a REF."""
+    nbg, nba = P[P_NBG], P[P_NBA]
+    b = rk * nbg * nba + k
+    at = np.int64(0)
+    for _g in range(nbg):
+        if S.open_row[b] >= 0:
+            r = _c._ready(S, PRE, b)
+        else:
+            r = _c._ready(S, REF, b) - trp
+        if r > at:
+            at = r
+        b += nba
+    return at
+
+
+@njit(**_INLINE)
+def _pick(P, T, S, R, rk, t):
+    """The bank index of the set to refresh next, or -1: postpone; and, when postponed,
+    the cycle from which a fewest-queued index can close (the next look; INF: none).
+
+    - an index whose banks have no queued work goes at once (the lowest such);
+    - else an index whose banks can all be closed now (no bank waits for tRAS, write
+      recovery or tRTP: the hold lasts tRP at most), the one with the fewest queued
+      requests: a hold that must wait for a recent ACT's tRAS keeps its index from
+      serving for up to tRAS + tRP more, and more requests arrive for it meanwhile;
+    - else postpone, until more than the allowance is owed: then the index whose
+      refresh delays the least queued work (queued requests + 1, times the cycles
+      until its refresh ends)."""
+    trp = T.latency[PRE, 3, REF]
     best = -1
-    best_n = INF
+    best_cost = INF
+    fewest = INF
     for k in range(P[P_NBA]):
         if (R.done[rk] >> k) & 1:
             continue
         n = _queued(P, S, rk, k)
-        if n < best_n:
+        if n == 0:
+            return k, INF
+        if n < fewest:
+            fewest = n
+        at = _closable_at(P, T, S, rk, k, t)
+        cost = (n + 1) * (at - t + R.prm[PR_TRFC])
+        if cost < best_cost:
             best = k
-            best_n = n
-    if best_n == 0:
-        return best
+            best_cost = cost
+    # the index with the fewest queued requests, once its banks can all close now
+    wake = INF
+    for k in range(P[P_NBA]):
+        if (R.done[rk] >> k) & 1 or _queued(P, S, rk, k) != fewest:
+            continue
+        at = _closable_from(P, S, rk, k, trp)
+        if at <= t:
+            return k, wake
+        if at < wake:
+            wake = at
     if R.owed[rk] > R.prm[PR_POSTPONE]:
         R.forced[rk] += 1
-        return best
-    return -1
+        return best, wake
+    # postponed: look again when such an index can close (or when anything changes)
+    return -1, wake
+
+
+@njit(**_INLINE)
+def _act_wanted(P, S, rk, k, t):
+    """A bank of rank ``rk`` outside index ``k`` has queued work of the channel's write
+    mode and is closed, and an ACT to it could issue by ``t``."""
+    nbg, nba = P[P_NBG], P[P_NBA]
+    b0 = rk * nbg * nba
+    q = S.wmode[S.node_ch[b0]]
+    for b in range(b0, b0 + nbg * nba):
+        if (b - b0) % nba == k or S.open_row[b] >= 0 or S.pending[q, b] == 0:
+            continue
+        if _c._ready(S, ACT, b) <= t:
+            return True
+    return False
 
 
 @njit(**_INLINE)
@@ -161,7 +278,8 @@ def _log_refsb(P, S, t, rk, k):
 @njit(**_INLINE)
 def same_bank(P, T, S, R, ch, t):
     """Same-bank refresh duties of channel ``ch``'s ranks at cycle ``t``. Returns
-    (a command issued, next cycle the refresh needs attention, a bank index is held)."""
+    (a command issued, next cycle the refresh needs attention, a bank index is held or
+    a refresh ended at ``t``: the last bank phase's forecast is stale)."""
     nbg, nba, nr = P[P_NBG], P[P_NBA], P[P_NRANK]
     per_rank = nbg * nba
     e = S.earliest
@@ -173,12 +291,22 @@ def same_bank(P, T, S, R, ch, t):
             R.due[rk] += R.prm[PR_INTERVAL]
         if R.due[rk] < nxt:
             nxt = R.due[rk]
+        for k in range(nba):
+            # the write drain counts requests to a refreshing index as unservable until
+            # its refresh ends: look again then (as a cycle-by-cycle controller would),
+            # with a fresh bank phase (the drain may have changed queue)
+            if t < R.ref_end[rk, k] < nxt:
+                nxt = R.ref_end[rk, k]
+            elif R.ref_end[rk, k] == t:
+                holding = True
         if R.owed[rk] == 0:
             continue
         k = R.target[rk]
         if k < 0:
-            k = _pick(P, S, R, rk)
+            k, wake = _pick(P, T, S, R, rk, t)
             if k < 0:
+                if wake < nxt:
+                    nxt = wake
                 continue  # postponed: every event on the channel looks again
             # hold the index: park its banks' ACT entries (restored by the REFsb)
             R.target[rk] = k
@@ -187,6 +315,7 @@ def same_bank(P, T, S, R, ch, t):
                 b = rk * per_rank + g * nba + k
                 R.saved[b] = e[S.node_bank[b], ACT]
                 e[S.node_bank[b], ACT] = INF
+            nxt = t + 1  # (the drain's count changes with the hold: look again)
         holding = True
         b0 = rk * per_rank + k  # the index's bank in bank group 0
         # close the index's open banks (one PRE a cycle), then refresh when all allow
@@ -195,6 +324,10 @@ def same_bank(P, T, S, R, ch, t):
             b = b0 + g * nba
             if S.open_row[b] >= 0:
                 r = _c._ready(S, PRE, b)
+                if S.owner_id[b] >= 0:
+                    # its activated request is served first (the scheduler issues its
+                    # column command; it is ready before tRAS lets the bank close)
+                    r = INF
                 if r <= t:
                     _c._issue_pre(P, T, S, t, b, -1)
                     return True, t + 1, True
@@ -209,6 +342,16 @@ def same_bank(P, T, S, R, ch, t):
             if ready < nxt:
                 nxt = ready
             continue
+        # a REFsb stops every ACT of the rank for tREFSBRD: an ACT that could issue now
+        # goes first (the next ACT then waits tRRD_S anyway), for up to tRRD_S cycles
+        if R.ready_at[rk] < 0:
+            R.ready_at[rk] = t
+        until = R.ready_at[rk] + R.prm[PR_DEFER] * T.latency[ACT, 1, ACT]
+        if t < until and _act_wanted(P, S, rk, k, until - 1):
+            if until < nxt:
+                nxt = until
+            continue
+        R.ready_at[rk] = -1
         for g in range(nbg):
             b = b0 + g * nba
             e[S.node_bank[b], ACT] = R.saved[b]

@@ -679,7 +679,7 @@ def schedule_channel(P, T, S, X, ch, t, features):
     of core._schedule_channel). Returns the next cycle this channel needs attention."""
     Z = X[X_SUBBANK]
     S.clean_at[ch] = -1
-    core._update_write_mode(P, S, X, ch, features)
+    core._update_write_mode(P, S, X, ch, t, features)
     nxt = layout.INF
     if P[layout.P_REFRESH] != 0:
         issued, nxt = core._refresh(P, T, S, ch, t)
