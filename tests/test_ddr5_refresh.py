@@ -496,8 +496,9 @@ def test_same_bank_refresh_loses_less_than_all_bank_on_random_lines():
 @pytest.mark.parametrize("m, share", [("all_bank", 1), ("fine_granularity", 2),
                                       ("same_bank", 8)])
 def test_refresh_energy_per_mode_on_an_idle_channel(tmp_path, m, share):
-    # memsim/energy.py: a refresh command costs VDD x (IDD5 - IDD3N) x tRFC1 times the
-    # share of the rows it refreshes: REFab 1, fine granularity 1/2, REFsb 1/8 (one bank
+    # memsim/energy.py: a refresh command costs VDD x (IDD5 - IDD3N) x tRFC1, plus the
+    # same on the VPP rail (VPP x (IPP5 - IPP3N) x tRFC1), times the share of the rows it
+    # refreshes: REFab 1, fine granularity 1/2, REFsb 1/8 (one bank
     # in each of the 8 groups, 4 banks per group, sets every tREFI / 2). On an idle
     # channel every refresh issues when due, so refresh energy = count x that, and the
     # three modes spend the same energy on refresh over the same time (3 x tREFI here:
@@ -509,10 +510,10 @@ def test_refresh_energy_per_mode_on_an_idle_channel(tmp_path, m, share):
     count = s["refresh"]["count"]
     assert count == {"all_bank": 6, "fine_granularity": 12, "same_bank": 48}[m]
     p = spec.power
-    per_ref_pj = p["VDD"] * (p["IDD5"] - p["IDD3N"]) * T["tRFC"] * spec.tck_ns / share
+    rails_mw = p["VDD"] * (p["IDD5"] - p["IDD3N"]) + p["VPP"] * (p["IPP5"] - p["IPP3N"])
+    per_ref_pj = rails_mw * T["tRFC"] * spec.tck_ns / share
     want_nj = count * per_ref_pj * spec.chips_per_rank / 1e3
     assert s["energy_nj"]["refresh"] == pytest.approx(want_nj, rel=1e-12)
     # the same rows, the same energy: 6 REFab's worth in every mode
-    all_bank_nj = 6 * p["VDD"] * (p["IDD5"] - p["IDD3N"]) * T["tRFC"] * spec.tck_ns \
-        * spec.chips_per_rank / 1e3
+    all_bank_nj = 6 * rails_mw * T["tRFC"] * spec.tck_ns * spec.chips_per_rank / 1e3
     assert s["energy_nj"]["refresh"] == pytest.approx(all_bank_nj, rel=1e-12)
