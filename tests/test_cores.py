@@ -10,6 +10,7 @@ data is back.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from fractions import Fraction
@@ -30,8 +31,9 @@ from helpers import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memsim import config, multicore, sim
+from memsim import config, engine, multicore, sim
 from memsim.config import ConfigError
+from memsim.engine import StarvationError
 from memsim.multicore import CoreTrace
 from memsim.trace import write_trace
 
@@ -457,6 +459,32 @@ def test_a_core_flooding_stores_cannot_starve_anothers_loads(tmp_path):
         n = n + 1 if c == "WR" else 0
         runs.append(n)
     assert max(runs) == 6
+
+
+def test_the_progress_guard_stops_a_core_that_frfcfs_starves(tmp_path, monkeypatch):
+    # Core 0 loads one row of bank 0 over and over, and keeps the read queue full of row
+    # hits. Core 1 sends one load to another row of the bank at cycle 0 (after core 0's
+    # first four; its next comes 400 instructions later, past its ROB), which never gets
+    # its PRE from FR-FCFS without a cap (with refresh off nothing else closes the row),
+    # so the run would never end. The guard looks at the oldest queued requests every
+    # limit // 4 + 1 cycles from cycle 0 (cycle by cycle here, so exactly then) and stops
+    # the run at the first look past the limit, naming the load. With the row-hit cap
+    # the load is served after 4 hits bypass it.
+    limit = 4000
+    monkeypatch.setattr(engine, "STARVATION_LIMIT_CYCLES", limit)
+    hot = core_trace(addresses(MAP, [dict(bank=0, row=0)]), name="hot")
+    other = core_trace(addresses(MAP, [dict(bank=0, row=1), dict(bank=0, row=1, column=8)]),
+                       gap=[0, 400], name="other")
+    step = limit // 4 + 1
+    caught = next(k * step for k in itertools.count() if k * step > limit)
+    with pytest.raises(StarvationError, match=(
+            rf"request 1 \(core 1's request 0, a read on channel 0, rank 0, bank group 0, "
+            rf"bank 0, row 1\) has waited "
+            rf"{caught} DRAM cycles \(since cycle 0, now {caught}\)")):
+        run([hot, other], NO_REFRESH + AT_DRAM_CLOCK, tick=True)
+    result, _ = checked(tmp_path, [hot, other],
+                        NO_REFRESH + AT_DRAM_CLOCK + ("controller.scheduler=frfcfs_cap",))
+    assert result.cores["core1"]["requests"]["reads"] == 2  # (its trace: its target)
 
 
 def test_the_cores_preset_runs_its_shipped_workload(monkeypatch):

@@ -88,6 +88,19 @@ class CoreSetup:
     targets: list
 
 
+# The cores' progress guard (engine/cores.py): a run whose oldest queued request has
+# waited this many DRAM cycles (14 ms at DDR4-2400; a loaded read takes well under a
+# microsecond) fails with a StarvationError rather than run for ever. A module setting,
+# read when an engine is built.
+STARVATION_LIMIT_CYCLES = 1 << 24
+
+
+class StarvationError(ValueError):
+    """Closed-loop cores: the scheduler starves a request, so the run would never end.
+    (A ValueError, as the workload and config are its cause: the command line prints it
+    as an error.)"""
+
+
 def _cores_state(setup: CoreSetup, tick: bool, n_banks: int, n_channels: int,
                  scale: int) -> cores_mod.Cores:
     i64 = np.int64
@@ -105,6 +118,8 @@ def _cores_state(setup: CoreSetup, tick: bool, n_banks: int, n_channels: int,
     prm[cores_mod.CP_NOJUMP] = int(tick)
     prm[cores_mod.CP_END] = -1
     prm[cores_mod.CP_SCALE] = scale
+    prm[cores_mod.CP_GUARD] = STARVATION_LIMIT_CYCLES * scale
+    prm[cores_mod.CP_STARVED_ID] = -1
     lengths = [len(b) for b in setup.bank]
     start = np.zeros(n + 1, i64)
     start[1:] = np.cumsum(lengths)
@@ -401,6 +416,8 @@ class Engine:
             if status == core.STUCK:
                 raise RuntimeError(f"engine stuck at cycle {int(F[core.F_NOW])}: no event "
                                    f"can come (a memsim bug; please report it)")
+            if status == core.STARVED:
+                raise self._starved()
             if status == core.PAUSED and final:
                 # completions are not wanted any more; each one pulled the stop forward
                 ctl = self.X[core.X_STEP].ctl
@@ -412,6 +429,28 @@ class Engine:
         self.requests_fed += len(arrival)
         if status == core.DONE:
             self.done = True
+
+    def _starved(self) -> StarvationError:
+        """The error for the request the cores' progress guard caught."""
+        prm, scale = self.X[core.X_CORES].prm, self.time_scale
+        rid = int(prm[cores_mod.CP_STARVED_ID])
+        n = int(prm[cores_mod.CP_N])
+        now = int(self.S.F[core.F_NOW]) // scale
+        since = int(prm[cores_mod.CP_STARVED_ARR]) // scale
+        kind = "write" if prm[cores_mod.CP_STARVED_Q] else "read"
+        # the flat bank index: ((channel * ranks + rank) * bank groups + group) * banks + bank
+        b = int(prm[cores_mod.CP_STARVED_BANK])
+        nr, nbg, nba = (int(self.P[k]) for k in (core.P_NRANK, core.P_NBG, core.P_NBA))
+        where = (f"rank {b // (nbg * nba) % nr}, bank group {b // nba % nbg}, bank {b % nba}, "
+                 f"row {int(prm[cores_mod.CP_STARVED_ROW])}")
+        return StarvationError(
+            f"cores: request {rid} (core {rid % n}'s request {rid // n}, a {kind} on "
+            f"channel {int(prm[cores_mod.CP_STARVED_CH])}, {where}) has waited "
+            f"{now - since} DRAM cycles (since cycle {since}, now {now}), more than the "
+            f"progress guard's {STARVATION_LIMIT_CYCLES} "
+            f"(memsim.engine.STARVATION_LIMIT_CYCLES): the scheduler starves it and the "
+            f"cores would run for ever. Under frfcfs, another core's row hits can keep "
+            f"its bank's row open for ever: controller.scheduler=frfcfs_cap bounds them")
 
     def step(self, arrival, is_write, bank, row, column, stop: int):
         """Simulate the cycles before DRAM cycle ``stop`` (the stepping variant), feeding

@@ -907,7 +907,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
 
 # ---------------------------------------------------------------- the loop
 
-NEED_INPUT, DONE, LOG_FULL, STUCK, PAUSED = 0, 1, 2, 3, 4
+NEED_INPUT, DONE, LOG_FULL, STUCK, PAUSED, STARVED = 0, 1, 2, 3, 4, 5
 
 
 def _mechanism_sources(features: int) -> str:
@@ -943,8 +943,9 @@ def make_loop(features: int):
         LOG_FULL when the command-log buffer must be flushed (call again with the same
         chunk), or DONE when every request has completed (STUCK: no event can ever
         come, a bug the caller reports). The cores variant takes its requests from the
-        cores (the chunk is empty); the stepping variant returns PAUSED at its stop
-        cycle instead of NEED_INPUT."""
+        cores (the chunk is empty), and returns STARVED when a request has waited past
+        its progress guard; the stepping variant returns PAUSED at its stop cycle
+        instead of NEED_INPUT."""
         if features < 0:  # never: puts ``sources`` in the closure (the cache key)
             return len(sources)
         n = arrival.size
@@ -973,6 +974,9 @@ def make_loop(features: int):
             if features & F_CORES:
                 if final:  # (not while warming up)
                     cores_front(P, S, X[X_CORES], t)
+                if cores_starved(P, S, X[X_CORES], t):
+                    F[F_NOW] = t
+                    return STARVED  # the progress guard (engine/cores.py): reported
 
             # --- front end: requests enter in trace order while their queue has room
             while F[F_HEAP] > 0 and S.heap[0] <= t:
@@ -1130,5 +1134,6 @@ from memsim.engine.cores import (  # noqa: E402
     cores_may_drain,
     cores_next,
     cores_running,
+    cores_starved,
 )
 from memsim.engine.step import step_complete, step_pause, step_stop  # noqa: E402

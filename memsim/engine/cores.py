@@ -55,6 +55,14 @@ starts only after a read has been served (``cores_may_drain``, ``cores_drain_don
 Without such a flood the rules are the plain controller's.
 
 A request's id (the command log's ``request``) is ``pos * cores + core``.
+
+Progress guard. For the same reason a scheduler that starves a request starves it for
+ever here (the run ends only when every core has finished), where an open-loop trace
+would end. ``cores_starved`` checks the oldest request of every queue every quarter of
+``prm[CP_GUARD]`` ticks (``memsim.engine.STARVATION_LIMIT_CYCLES``); one that has
+waited longer stops the loop (status ``STARVED``) and the run fails with an error
+naming it, instead of running for ever. Off the other variants' path: only this
+variant can run for ever.
 """
 
 from __future__ import annotations
@@ -80,7 +88,8 @@ Cores = namedtuple("Cores", "prm st ck ring_seq ring_vis tr_start tr_bank tr_row
 
 # prm: parameters, then globals
 (CP_N, CP_ROB, CP_FW, CP_RW, CP_NUM, CP_DEN, CP_ONCHIP, CP_MASK, CP_NOJUMP, CP_NDONE,
- CP_END, CP_PASS, CP_SCALE, CP_LEN) = range(14)
+ CP_END, CP_PASS, CP_SCALE, CP_GUARD, CP_GUARD_AT, CP_STARVED_ID, CP_STARVED_Q,
+ CP_STARVED_CH, CP_STARVED_ARR, CP_STARVED_BANK, CP_STARVED_ROW, CP_LEN) = range(22)
 
 # st / ck columns
 (K_CYC, K_FC, K_FETCHED, K_RETIRED, K_BUB, K_REC, K_POS, K_HEAD, K_STATUS, K_FLAG,
@@ -452,6 +461,31 @@ def cores_next(P, S, C, t):
         if e < nxt:
             nxt = e
     return nxt
+
+
+@njit(**_INLINE)
+def cores_starved(P, S, C, t):
+    """Whether a queued request has waited more than ``prm[CP_GUARD]`` ticks at ``t``
+    (looked at every quarter of that, so one is caught within 1.25 times it). The
+    request is recorded in ``prm[CP_STARVED_*]``."""
+    if t < C.prm[CP_GUARD_AT]:
+        return False
+    limit = C.prm[CP_GUARD]
+    C.prm[CP_GUARD_AT] = t + (limit >> 2) + 1
+    for q in range(2):
+        for ch in range(S.q_len.shape[1]):
+            if S.q_len[q, ch] == 0:
+                continue
+            i = S.q_head[q, ch]  # (the oldest of the queue)
+            if t - S.q_arr[q, ch, i] > limit:
+                C.prm[CP_STARVED_ID] = S.q_id[q, ch, i]
+                C.prm[CP_STARVED_Q] = q
+                C.prm[CP_STARVED_CH] = ch
+                C.prm[CP_STARVED_ARR] = S.q_arr[q, ch, i]
+                C.prm[CP_STARVED_BANK] = S.q_bank[q, ch, i]
+                C.prm[CP_STARVED_ROW] = S.q_row[q, ch, i]
+                return True
+    return False
 
 
 @njit(**_INLINE)
