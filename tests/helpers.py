@@ -120,14 +120,29 @@ def sequence(log: pd.DataFrame) -> list[tuple[int, str, int]]:
                     strict=True))
 
 
+def _checker_args(c, spec) -> tuple[tuple, dict]:
+    """The protocol checker's arguments for a config: its geometry and every rule set
+    the config brings (refresh and its mode, the ECC interface, sub-banks, NDA modules,
+    the standard)."""
+    return ((spec.timings, spec.channels, spec.ranks, spec.bankgroups, spec.banks_per_group),
+            dict(refresh=c.dram.refresh, interface=spec.ecc.checker(spec.timings),
+                 subbank=check.subbank_rules(c), modules=check.modules_of(c),
+                 standard=c.dram.standard, refresh_mode=c.dram.refresh_mode))
+
+
 def violations(path, cfg=None, overrides=()):
     """Protocol-checker violations of a command log under the given config."""
     c, spec, _ = resolve(cfg, overrides)
-    return check.check_file(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
-                            spec.banks_per_group, refresh=c.dram.refresh,
-                            interface=spec.ecc.checker(spec.timings),
-                            subbank=check.subbank_rules(c), modules=check.modules_of(c),
-                            standard=c.dram.standard)
+    args, rules = _checker_args(c, spec)
+    return check.check_file(path, *args, **rules)
+
+
+def protocol_check(path, cfg=None, overrides=(), keep: int = 3):
+    """The protocol checker run over a command log under the given config: ``.total``
+    violations, ``.counts`` per rule and the first ``keep`` in ``.violations``."""
+    c, spec, _ = resolve(cfg, overrides)
+    args, rules = _checker_args(c, spec)
+    return check.check_log(path, *args, keep=keep, **rules)
 
 
 # ---------------------------------------------------------------- synthetic traces

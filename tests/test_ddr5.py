@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import DDR5_PRESETS, addresses, cycles_of, resolve, run_logged
+from helpers import DDR5_PRESETS, addresses, cycles_of, protocol_check, resolve, run_logged
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -158,12 +158,7 @@ def test_idle_row_miss_read_latency_is_trcd_cl_bl_half(tmp_path):
 
 
 def _violations(path, over=NO_REFRESH):
-    cfg = config.load(PRESET, over)
-    _, spec, _ = resolve(PRESET, over)
-    return check.check_log(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
-                           spec.banks_per_group, refresh=False,
-                           interface=spec.ecc.checker(spec.timings),
-                           standard=cfg.dram.standard).total
+    return protocol_check(path, PRESET, over).total
 
 
 def test_same_bank_group_read_stream_is_bound_by_tccd_l(tmp_path):
@@ -353,10 +348,7 @@ def test_property_random_ddr5_configs_and_traces_are_clean(tmp_path, speed, org,
     a = (rng.integers(0, 256, n) if local else rng.integers(0, lines, n)) * 64
     w = rng.random(n) < write_ratio
     _, _, _, path = run_logged(tmp_path, a, w, None, PRESET, over)
-    checker = check.check_log(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
-                              spec.banks_per_group, refresh=cfg.dram.refresh,
-                              interface=spec.ecc.checker(spec.timings), standard="DDR5",
-                              keep=3)
+    checker = protocol_check(path, PRESET, over)
     assert checker.total == 0, checker.violations
 
 

@@ -12,9 +12,9 @@ import dataclasses
 
 import numpy as np
 import pytest
-from helpers import DDR5_PRESETS, addresses, cycles_of, resolve, run_logged
+from helpers import DDR5_PRESETS, addresses, cycles_of, protocol_check, resolve, run_logged
 
-from memsim import check, config
+from memsim import config
 from memsim.dram import ddr5
 from memsim.mapping import AddressError, AddressMapping
 
@@ -26,11 +26,7 @@ T = ddr5.resolve_timings("DDR5_4800B", "x8", 24)
 
 
 def _violations(path, over):
-    cfg, spec, _ = resolve(PRESET, over)
-    return check.check_log(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
-                           spec.banks_per_group, refresh=cfg.dram.refresh,
-                           interface=spec.ecc.checker(spec.timings), standard="DDR5",
-                           refresh_mode=cfg.dram.refresh_mode, keep=3)
+    return protocol_check(path, PRESET, over)
 
 
 # ---------------------------------------------------------------- 24 Gb: data

@@ -15,7 +15,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import DDR5_PRESETS, addresses, read_log, resolve, run_logged
+from helpers import DDR5_PRESETS, addresses, protocol_check, read_log, resolve, run_logged
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -201,11 +201,7 @@ def test_every_refresh_rule_family_has_a_one_cycle_test_here():
 # ---------------------------------------------------------------- closed forms (engine)
 
 def _violations(path, over):
-    cfg, spec, _ = resolve(PRESET, over)
-    return check.check_log(path, spec.timings, spec.channels, spec.ranks, spec.bankgroups,
-                           spec.banks_per_group, refresh=cfg.dram.refresh,
-                           interface=spec.ecc.checker(spec.timings), standard="DDR5",
-                           refresh_mode=cfg.dram.refresh_mode, keep=3)
+    return protocol_check(path, PRESET, over)
 
 
 def test_fine_granularity_doubles_the_refreshes_each_costing_trfc2(tmp_path):
