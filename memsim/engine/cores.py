@@ -74,6 +74,7 @@ from numba import njit
 from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import (
     CAT_NONE,
+    F_CORES,
     INF,
     P_QMASK,
     P_RQ_CAP,
@@ -82,6 +83,9 @@ from memsim.engine.layout import (
     P_WQ_CAP,
     hist_index,
 )
+
+# the variants whose loops run this module's helpers (memsim.engine.jit.in_variant)
+JIT_FEATURE = F_CORES
 
 Cores = namedtuple("Cores", "prm st ck ring_seq ring_vis tr_start tr_bank tr_row tr_col "
                             "tr_write tr_gap stats hist bank_rw seen served")
