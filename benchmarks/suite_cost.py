@@ -55,6 +55,7 @@ VARIANTS = {
     "cores": ("CORES", "cores('ddr4_2400_x8_1ch1r')"),
     "cores_subbanks": ("CORES|SUBBANK", "cores('ddr4_2400_x8_1ch1r_eruca')"),
     "cores_nda": ("CORES|NDA", "cores('ddr4_2400_x8_1ch2r_nda_axpy')"),
+    "refsb": ("REFSB", "arrays('ddr5_4800b_x8_1dimm', ['dram.refresh_mode=same_bank'])"),
 }
 
 CHILD = r'''
@@ -156,7 +157,7 @@ def measure(tree: Path, name: str, opts: list) -> list[dict]:
     return rows
 
 
-FEATURES = {1: "SUBBANK", 2: "NDA", 4: "CORES", 8: "STEP", 16: "ECC"}
+FEATURES = {1: "SUBBANK", 2: "NDA", 4: "CORES", 8: "STEP", 16: "ECC", 32: "REFSB"}
 
 
 def variant_name(features: int) -> str:
@@ -174,11 +175,12 @@ def report_tests(where: Path) -> int:
             for f in features:
                 used.setdefault(f, set()).add(test)
         compiled += [dict(c, process=path.stem) for c in rec["compiled"]]
-    names = {v[0]: k for k, v in VARIANTS.items()}
+    # (by the set of bits: VARIANTS may spell them in another order)
+    names = {frozenset(v[0].split("|")): k for k, v in VARIANTS.items()}
     print(f"{'variant':<16}{'tests':>6}{'compiles':>9}{'CPU s':>8}  compiled by")
     for f in sorted(used):
         mine = [c for c in compiled if c["features"] == f]
-        name = names.get(variant_name(f), variant_name(f))
+        name = names.get(frozenset(variant_name(f).split("|")), variant_name(f))
         print(f"{name:<16}{len(used[f]):>6}{len(mine):>9}"
               f"{sum(c['cpu_s'] for c in mine):>8.1f}  "
               + "; ".join(f"{c['test']} ({c['process']})" for c in mine))

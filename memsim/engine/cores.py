@@ -71,9 +71,11 @@ from collections import namedtuple
 
 from numba import njit
 
+from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import (
     CAT_NONE,
+    F_CORES,
     INF,
     P_QMASK,
     P_RQ_CAP,
@@ -82,6 +84,9 @@ from memsim.engine.layout import (
     P_WQ_CAP,
     hist_index,
 )
+
+# the variants whose loops run this module's helpers (memsim.engine.jit.in_variant)
+JIT_FEATURE = F_CORES
 
 Cores = namedtuple("Cores", "prm st ck ring_seq ring_vis tr_start tr_bank tr_row tr_col "
                             "tr_write tr_gap stats hist bank_rw seen served")
@@ -162,11 +167,14 @@ def _retire(C, j, c, retired, fetched, head, pos):
     return retired, head
 
 
-@njit(**_INLINE)
+@njit(**_CALLEE)
 def _lookahead(C, j, phase0):
     """Simulate core ``j`` from its parked state to its next send attempt (RUN) or to a
     stall behind a load of unknown data time (WAIT). ``phase0``: the parked cycle has
-    not retired yet."""
+    not retired yet. Not inlined: the front end calls it from eight places (after
+    inlining), and eight copies of it (each with two of ``_retire``) were most of what
+    made the cores variants' compile twice the plain loop's; it runs once per request
+    a core sends, where a call costs little."""
     rob, fw, rw = C.prm[CP_ROB], C.prm[CP_FW], C.prm[CP_RW]
     mask = C.prm[CP_MASK]
     jump = C.prm[CP_NOJUMP] == 0

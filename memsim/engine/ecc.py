@@ -52,6 +52,8 @@ EccState = namedtuple("EccState", "ids params counters park_id park_arr park_ban
                                   "park_col n_park pair_key pair_end pair_arr n_pair")
 
 _INLINE = _c._INLINE
+# the variants whose loops run this module's helpers (memsim.engine.jit.in_variant)
+JIT_FEATURE = layout.F_ECC
 
 
 @njit(**_INLINE)

@@ -28,7 +28,27 @@ def inline_into_compiled(expr, caller_ir, callee_ir) -> bool:
     is copied once, at its own size."""
     fn = caller_ir.func_id.func
     caller = fn.__globals__.get(fn.__name__)
-    return getattr(caller, "targetoptions", {}).get("inline") is None
+    if getattr(caller, "targetoptions", {}).get("inline") is not None:
+        return False
+    return in_variant(fn, callee_ir.func_id.func)
+
+
+def in_variant(compiled, helper) -> bool:
+    """Whether ``helper`` (a Python function) can run in the loop variant that
+    ``compiled`` (the Python function being compiled) is: False only for a helper of a
+    mechanism module (its ``JIT_FEATURE``, a feature bit) that the variant (the loop's
+    closure variable ``features``) leaves out. Such a call sits under ``if features &
+    F_X:`` in an inlined core helper; numba prunes that branch only after inlining, so
+    inlining it first copied the mechanism's helpers, and theirs, into every variant
+    (in the plain loop: the NDA, ECC, cores, SimPy and same-bank refresh hooks, about 40
+    copies) only to drop them. Left as a call, the branch is pruned with the call in it;
+    the compiled code is the same."""
+    bit = helper.__globals__.get("JIT_FEATURE")
+    code = compiled.__code__
+    if bit is None or "features" not in code.co_freevars:
+        return True
+    features = compiled.__closure__[code.co_freevars.index("features")].cell_contents
+    return bool(features & bit)
 
 
 INLINE = dict(COMPILED, inline=inline_into_compiled)

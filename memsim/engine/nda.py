@@ -77,6 +77,9 @@ from memsim.engine import core, layout
 from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import INLINE as _INLINE
 
+# the variants whose loops run this module's helpers (memsim.engine.jit.in_variant)
+JIT_FEATURE = layout.F_NDA
+
 INF = np.int64(1) << np.int64(62)
 NEVER = -(np.int64(1) << np.int64(40))  # memsim.dram.spec.NO_CONSTRAINT
 

@@ -55,6 +55,7 @@ from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import (
     ACT,
     C_CMD,
+    F_REFSB,
     INF,
     LOG_REFSB,
     N_CMD,
@@ -67,6 +68,9 @@ from memsim.engine.layout import (
     RS_REF,
     RS_REF_END,
 )
+
+# the variants whose loops run this module's helpers (memsim.engine.jit.in_variant)
+JIT_FEATURE = F_REFSB
 
 Refsb = namedtuple("Refsb", "prm due owed done target held_at ready_at saved refs held "
                             "ref_end forced")

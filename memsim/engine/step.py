@@ -17,6 +17,10 @@ from collections import namedtuple
 from numba import njit
 
 from memsim.engine.jit import INLINE as _INLINE
+from memsim.engine.layout import F_STEP
+
+# the variants whose loops run this module's helpers (memsim.engine.jit.in_variant)
+JIT_FEATURE = F_STEP
 
 Step = namedtuple("Step", "ctl comp_id comp_end")
 ST_STOP, ST_N, ST_LEN = range(3)

@@ -27,7 +27,7 @@ next ACT ends it, see :func:`_row_path_resolved`);
 per bank ``selected`` (MASA's selected sub-array, -1), ``sel_req`` / ``sel_q`` (the
 request and queue of the SA_SEL that made the selection while no column command has
 used it, else -1: see :func:`_selection_held`), ``work`` (the eruca scheduler: the
-scan in which the bank's open rows last had work, see :func:`_serve_queue`) and the
+scan in which the bank's open rows last had work, see :func:`_pick_queue`) and the
 open-unit integral (``n_open``, ``open_since``, ``open_acc``, ``busy_acc``); per bank
 group ``last_bus``; per rank the bank group and bus of the last column command;
 ``counters`` (ZC_*); ``cand`` the eruca scheduler's scratch (row-path precharges
@@ -42,6 +42,7 @@ import numpy as np
 from numba import njit
 
 from memsim.engine import core, layout
+from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import F_SUBBANK, X_SUBBANK  # noqa: F401 - (memsim.engine)
 
@@ -192,10 +193,12 @@ def _push(e, node, L, cmd, scope, t, c0, c1):
             e[node, c] = at
 
 
-@njit(**_INLINE)
+@njit(**_CALLEE)
 def _apply_extra(P, T, S, Z, cmd, u, t):
     """What core._apply_constraints does not: SA_SEL as a command (previous or next) at
-    the core scopes, the sibling, bus and column-path scopes, and the power window."""
+    the core scopes, the sibling, bus and column-path scopes, and the power window.
+    Not inlined: it runs once per command issued, and its eight table updates, copied
+    into each of its callers, were the largest part of the sub-bank variants' compile."""
     L = T.latency
     e = S.earliest
     ch, rn, gn, un = core._nodes(S, u)
@@ -554,9 +557,10 @@ def _priority(P, Z, sched, kind, u, j):
 
 
 @njit(**_INLINE)
-def _serve_owned(P, T, S, X, Z, ch, t, q, scan, features):
+def _pick_owned(P, S, Z, ch, t, q, scan):
     """Activated requests of queue ``q`` (the one the write mode does not serve): the
-    oldest whose next command is ready issues it. Returns (issued, next cycle)."""
+    oldest whose next command is ready. Returns (its slot or -1, command, unit, next
+    cycle)."""
     best = -1
     best_id = layout.INF
     best_cmd = -1
@@ -579,20 +583,20 @@ def _serve_owned(P, T, S, X, Z, ch, t, q, scan, features):
         elif r < nxt:
             nxt = r
     if best < 0:
-        return False, nxt
+        return -1, best_cmd, best_x, nxt
     h = S.q_head[q, ch]
     for j in range(S.q_len[q, ch]):
         i = (h + j) & P[layout.P_QMASK]
         if S.q_id[q, ch, i] == best_id:
-            _issue(P, T, S, X, Z, t, q, ch, i, best_cmd, best_x, features)
-            return True, nxt
-    return False, nxt  # not reached: an activated request is queued until served
+            return i, best_cmd, best_x, nxt
+    return -1, best_cmd, best_x, nxt  # not reached: an activated request is queued
 
 
 @njit(**_INLINE)
-def _serve_queue(P, T, S, X, Z, ch, t, q, scan, features):
-    """One command for the queue the write mode serves, by the scheduler's priority.
-    Returns (issued, next cycle at which a command of the queue becomes ready)."""
+def _pick_queue(P, S, Z, ch, t, q, scan):
+    """The command for the queue the write mode serves, by the scheduler's priority.
+    Returns (the request's slot or -1, command, unit, next cycle at which a command of
+    the queue becomes ready)."""
     sched = P[layout.P_SCHED]
     hit_first = sched >= layout.SCHED_FRFCFS
     capped = sched == layout.SCHED_FRFCFS_CAP
@@ -664,13 +668,12 @@ def _serve_queue(P, T, S, X, Z, ch, t, q, scan, features):
             best_cmd = Z.cand[1, k]
             best_x = Z.cand[2, k]
     if best < 0:
-        return False, nxt
+        return -1, best_cmd, best_x, nxt
     u = S.q_bank[q, ch, best]
     if best_prio == 0 and capped and S.scan_stamp[u] == scan and \
             S.q_row[q, ch, best] == S.open_row[u]:
         S.bypass[u] += 1  # a hit bypasses an older request to the same unit
-    _issue(P, T, S, X, Z, t, q, ch, best, best_cmd, best_x, features)
-    return True, nxt
+    return best, best_cmd, best_x, nxt
 
 
 @njit(**_INLINE)
@@ -689,17 +692,25 @@ def schedule_channel(P, T, S, X, ch, t, features):
     scan = S.F[layout.F_SCAN] + 1
     S.F[layout.F_SCAN] = scan
     q = S.wmode[ch]
+    # the activated requests of the other queue first, then the mode's own queue; the
+    # command issues at one place (``_issue`` and the core helpers in it are large:
+    # inlined once, not once per queue)
+    i = -1
+    cmd = -1
+    x = -1
+    qi = 1 - q
     if S.n_owned_q[1 - q, ch] > 0:
-        issued, owned_next = _serve_owned(P, T, S, X, Z, ch, t, 1 - q, scan, features)
-        if issued:
-            return t + 1
-        if owned_next < nxt:
+        i, cmd, x, owned_next = _pick_owned(P, S, Z, ch, t, 1 - q, scan)
+        if i < 0 and owned_next < nxt:
             nxt = owned_next
-    issued, queue_next = _serve_queue(P, T, S, X, Z, ch, t, q, scan, features)
-    if issued:
+    if i < 0:
+        qi = q
+        i, cmd, x, queue_next = _pick_queue(P, S, Z, ch, t, q, scan)
+        if i < 0 and queue_next < nxt:
+            nxt = queue_next
+    if i >= 0:
+        _issue(P, T, S, X, Z, t, qi, ch, i, cmd, x, features)
         return t + 1
-    if queue_next < nxt:
-        nxt = queue_next
     if P[layout.P_POLICY] == layout.PAGE_TIMEOUT:
         # close rows that nobody has used for the timeout and nobody waits for
         per_rank = P[layout.P_NBG] * P[layout.P_NBA]
