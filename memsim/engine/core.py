@@ -374,11 +374,11 @@ def _issue_act(P, T, S, t, q, ch, i):
             # nothing queued for the bank, or only the request being activated
             S.hits_pending[qq, b] = S.pending[qq, b]
             continue
-        h = S.q_head[qq, ch]
-        for j in range(S.q_len[qq, ch]):
-            k = (h + j) & P[P_QMASK]
-            if S.q_bank[qq, ch, k] == b and S.q_row[qq, ch, k] == row:
+        k = S.bank_oldest[qq, b]  # the bank's list, not the whole queue
+        while k >= 0:
+            if S.q_row[qq, ch, k] == row:
                 n += 1
+            k = S.q_newer[qq, ch, k]
         S.hits_pending[qq, b] = n
     if S.q_cat[q, ch, i] == CAT_NONE:
         S.q_cat[q, ch, i] = CAT_MISS
