@@ -293,10 +293,9 @@ class Engine:
             q_first=np.zeros((2, nch, qmax), i64),
             q_len=np.zeros((2, nch), i64),
             q_head=np.zeros((2, nch), i64),
-            q_older=np.zeros((2, nch, qmax), i64),
-            q_newer=np.zeros((2, nch, qmax), i64),
-            bank_oldest=np.full((2, nb), -1, i64),
-            bank_newest=np.zeros((2, nb), i64),
+            # slots, then one list head per bank (an empty list: the head alone)
+            q_older=np.broadcast_to(np.arange(qmax + nb, dtype=i64), (2, nch, qmax + nb)).copy(),
+            q_newer=np.broadcast_to(np.arange(qmax + nb, dtype=i64), (2, nch, qmax + nb)).copy(),
             wmode=np.zeros(nch, i64),
             ch_next=np.zeros(nch, i64),
             last_dir=np.full(nch, -1, i64),

@@ -53,15 +53,19 @@ State arrays (``NB`` banks in the system, flat index ``((ch*R + r)*BG + g)*BA + 
 - ``q_*[q, ch, slot]``: per-channel read/write queues as ring buffers: the j-th oldest
   request of a queue sits in slot ``(q_head + j) & P_QMASK``, so serving the oldest
   (the common case) removes it without moving the others.
-- ``bank_oldest / bank_newest[q, NB]`` (oldest -1: none queued) and ``q_newer /
-  q_older[q, ch, slot]`` (-1: none): each bank's requests in queue q as a list in age
-  order, by slot, kept at enqueue (``layout.queue_link``), at removal and when a
-  removal moves a request. The
-  request choice walks only the lists of the banks with a ready command (a bank's
-  oldest row hit, its oldest other request), so its work per decision follows the
-  ready banks, not the queue's length: with more ranks the queue holds more requests
-  whose banks are not ready (random reads: 15 entries passed over per request at 1
-  rank, 45 at 4, when the choice scanned the queue).
+- ``q_older / q_newer[q, ch, i]``: each bank's requests in queue q as a circular
+  list in age order: for a slot i (< Q, the queue's ring size ``P_QMASK + 1``), the
+  slots of the bank's next older / newer request; entry ``Q + b`` is bank b's list
+  head (its ``q_newer``: the oldest request, ``q_older``: the newest; an empty list
+  links the head to itself), so linking and unlinking never branch. Kept at enqueue
+  (``layout.queue_link``), at removal and when a removal moves a request. The request
+  choice (``_pick``) walks only the lists of the banks with a ready command (for a
+  bank's oldest row hit or oldest other request), so its work per decision follows
+  the ready banks, not the queue's length: with more ranks the queue holds more
+  requests whose banks are not ready. Random reads, per request (20k, counted without
+  compiling): 7.4 list entries at 1 rank, 8.0 at 4, where the choice scanned 24 and 55
+  queue entries; an ACT's count of the queued hits to its row walks 2.7 and 0.4
+  entries, where it scanned 26.5 and 5.4.
 - ``ref_due / ref_pending[rank]``: all-bank refresh bookkeeping.
 """
 
@@ -374,8 +378,9 @@ def _issue_act(P, T, S, t, q, ch, i):
             # nothing queued for the bank, or only the request being activated
             S.hits_pending[qq, b] = S.pending[qq, b]
             continue
-        k = S.bank_oldest[qq, b]  # the bank's list, not the whole queue
-        while k >= 0:
+        head = P[P_QMASK] + 1 + b  # the bank's list, not the whole queue
+        k = S.q_newer[qq, ch, head]
+        while k != head:
             if S.q_row[qq, ch, k] == row:
                 n += 1
             k = S.q_newer[qq, ch, k]
@@ -510,10 +515,9 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
 
 @njit(**_INLINE)
 def _move(S, q, ch, dst, src):
-    b = S.q_bank[q, ch, src]
     S.q_id[q, ch, dst] = S.q_id[q, ch, src]
     S.q_arr[q, ch, dst] = S.q_arr[q, ch, src]
-    S.q_bank[q, ch, dst] = b
+    S.q_bank[q, ch, dst] = S.q_bank[q, ch, src]
     S.q_row[q, ch, dst] = S.q_row[q, ch, src]
     S.q_col[q, ch, dst] = S.q_col[q, ch, src]
     S.q_cat[q, ch, dst] = S.q_cat[q, ch, src]
@@ -523,14 +527,8 @@ def _move(S, q, ch, dst, src):
     newer = S.q_newer[q, ch, src]
     S.q_older[q, ch, dst] = older
     S.q_newer[q, ch, dst] = newer
-    if older >= 0:
-        S.q_newer[q, ch, older] = dst
-    else:
-        S.bank_oldest[q, b] = dst
-    if newer >= 0:
-        S.q_older[q, ch, newer] = dst
-    else:
-        S.bank_newest[q, b] = dst
+    S.q_newer[q, ch, older] = dst
+    S.q_older[q, ch, newer] = dst
 
 
 @njit(**_INLINE)
@@ -538,17 +536,10 @@ def _remove(P, S, q, ch, slot):
     """Take the request in ``slot`` out of its queue, keeping age order: close the gap
     from whichever end is nearer."""
     # out of its bank's list first
-    b = S.q_bank[q, ch, slot]
     older = S.q_older[q, ch, slot]
     newer = S.q_newer[q, ch, slot]
-    if older >= 0:
-        S.q_newer[q, ch, older] = newer
-    else:
-        S.bank_oldest[q, b] = newer
-    if newer >= 0:
-        S.q_older[q, ch, newer] = older
-    else:
-        S.bank_newest[q, b] = older
+    S.q_newer[q, ch, older] = newer
+    S.q_older[q, ch, newer] = older
     m = P[P_QMASK]
     h = S.q_head[q, ch]
     n = S.q_len[q, ch]
@@ -771,7 +762,7 @@ def _pick(P, S, q, ch, banks, hits, n_ready):
     else the oldest request whose ACT or PRE is ready; FCFS the oldest of both; strict
     FCFS only the oldest request of the queue. A bank's candidates are its oldest
     request that hits the open row and its oldest one that does not: walked from its
-    oldest queued request (``bank_oldest``, ``q_newer``), so the work follows the
+    oldest queued request (its list head's ``q_newer``), so the work follows the
     ready banks and their requests, not the length of the queue."""
     hit_first = P[P_SCHED] >= SCHED_FRFCFS
     capped = P[P_SCHED] == SCHED_FRFCFS_CAP
@@ -779,7 +770,7 @@ def _pick(P, S, q, ch, banks, hits, n_ready):
     mask = P[P_QMASK]
     q_row = S.q_row[q, ch]
     q_newer = S.q_newer[q, ch]
-    oldest = S.bank_oldest[q]
+    heads = mask + 1  # bank b's list head: heads + b
     hit_age = INF
     hit_slot = -1
     other_age = INF
@@ -787,13 +778,13 @@ def _pick(P, S, q, ch, banks, hits, n_ready):
     for k in range(n_ready):
         b = banks[k]
         orow = S.open_row[b]
-        i = oldest[b]
+        i = q_newer[heads + b]
         if hits[k] != 0:
             while q_row[i] != orow:  # (the bank phase saw a hit: there is one)
                 i = q_newer[i]
             # with a cap, once `cap` hits have bypassed an older request to the bank,
             # further hits wait until that request has been served (its PRE is allowed)
-            if capped and i != oldest[b] and S.bypass[b] >= P[P_CAP]:
+            if capped and i != q_newer[heads + b] and S.bypass[b] >= P[P_CAP]:
                 continue
             age = (i - head) & mask
             if age < hit_age:
@@ -810,7 +801,7 @@ def _pick(P, S, q, ch, banks, hits, n_ready):
         best = hit_slot
         cmd = RD + q
         b = S.q_bank[q, ch, best]
-        if capped and best != oldest[b]:
+        if capped and best != q_newer[heads + b]:
             S.bypass[b] += 1  # it bypasses an older request to its bank
     elif other_slot >= 0:
         best = other_slot
@@ -1070,7 +1061,7 @@ def make_loop(features: int):
                 S.q_col[q, ch, k] = col[idx]
                 S.q_cat[q, ch, k] = CAT_NONE
                 S.q_len[q, ch] = n_q + 1
-                queue_link(S, q, ch, k, b)
+                queue_link(P, S, q, ch, k, b)
                 S.pending[q, b] += 1
                 S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
                 if S.open_row[b] == row[idx]:

@@ -343,7 +343,7 @@ def _send(P, S, C, j, t):
     S.q_col[q, ch, k] = C.tr_col[i]
     S.q_cat[q, ch, k] = CAT_NONE
     S.q_len[q, ch] = n_q + 1
-    queue_link(S, q, ch, k, b)
+    queue_link(P, S, q, ch, k, b)
     S.pending[q, b] += 1
     S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
     if S.open_row[b] == C.tr_row[i]:

@@ -95,7 +95,7 @@ State = namedtuple("State", " ".join((
     "scan_stamp ready_bank ready_hit",  # scheduler scratch
     "ref_due ref_pending",  # refresh
     "q_id q_arr q_bank q_row q_col q_cat q_first q_len q_head",  # queues
-    "q_older q_newer bank_oldest bank_newest",  # queues: each bank's requests, by age
+    "q_older q_newer",  # queues: each bank's requests, by age
     "wmode ch_next last_dir last_rank last_end",  # channels
     "clean_at soon_bank soon_hit soon_n",  # channels: the last bank phase's forecast
     "F heap freed counters bank_stats rank_stats hist log",  # front end, statistics, log
@@ -113,19 +113,16 @@ def hist_index(v):
 
 
 @njit(**_INLINE)
-def queue_link(S, q, ch, k, b):
+def queue_link(P, S, q, ch, k, b):
     """The request just put in slot ``k`` of queue ``q`` of channel ``ch`` (for bank
     ``b``) becomes the newest of its bank's requests in that queue (``q_older`` /
     ``q_newer``; memsim.engine.core's docstring). Every enqueue calls it."""
-    last = S.bank_newest[q, b]
-    if S.bank_oldest[q, b] < 0:
-        S.bank_oldest[q, b] = k
-        last = -1
-    else:
-        S.q_newer[q, ch, last] = k
+    head = P[P_QMASK] + 1 + b  # the bank's list head
+    last = S.q_older[q, ch, head]
+    S.q_newer[q, ch, last] = k
     S.q_older[q, ch, k] = last
-    S.q_newer[q, ch, k] = -1
-    S.bank_newest[q, b] = k
+    S.q_newer[q, ch, k] = head
+    S.q_older[q, ch, head] = k
 
 
 def lowest_bit(m):
