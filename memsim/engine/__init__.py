@@ -279,8 +279,8 @@ class Engine:
             n_owned=np.zeros(nch, i64),
             n_owned_q=np.zeros((2, nch), i64),
             scan_stamp=np.zeros(nb, i64),
-            ready_hit=np.zeros(nb, i64),
-            ready_other=np.zeros(nb, i64),
+            ready_bank=np.zeros((nch, 2 * nr * nbg * nba), i64),
+            ready_hit=np.zeros((nch, 2 * nr * nbg * nba), i64),
             # the first refresh of every rank falls due one interval (tREFI) into the run
             ref_due=np.full(nch * nr, refresh_interval * scale, i64),
             ref_pending=np.zeros(nch * nr, i64),
@@ -293,6 +293,9 @@ class Engine:
             q_first=np.zeros((2, nch, qmax), i64),
             q_len=np.zeros((2, nch), i64),
             q_head=np.zeros((2, nch), i64),
+            # slots, then one list head per bank (an empty list: the head alone)
+            q_older=np.broadcast_to(np.arange(qmax + nb, dtype=i64), (2, nch, qmax + nb)).copy(),
+            q_newer=np.broadcast_to(np.arange(qmax + nb, dtype=i64), (2, nch, qmax + nb)).copy(),
             wmode=np.zeros(nch, i64),
             ch_next=np.zeros(nch, i64),
             last_dir=np.full(nch, -1, i64),

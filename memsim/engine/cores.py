@@ -83,6 +83,7 @@ from memsim.engine.layout import (
     P_WM_LO,
     P_WQ_CAP,
     hist_index,
+    queue_link,
 )
 
 # the variants whose loops run this module's helpers (memsim.engine.jit.in_variant)
@@ -350,6 +351,7 @@ def _send(P, S, C, j, t):
     S.q_col[q, ch, k] = C.tr_col[i]
     S.q_cat[q, ch, k] = CAT_NONE
     S.q_len[q, ch] = n_q + 1
+    queue_link(P, S, q, ch, k, b)
     S.pending[q, b] += 1
     S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
     if S.open_row[b] == C.tr_row[i]:

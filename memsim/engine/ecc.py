@@ -68,6 +68,7 @@ def _enqueue(P, S, q, ch, qid, arr, b, row, col, t):
     S.q_col[q, ch, k] = col
     S.q_cat[q, ch, k] = layout.CAT_NONE
     S.q_len[q, ch] = n_q + 1
+    layout.queue_link(P, S, q, ch, k, b)
     S.pending[q, b] += 1
     S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
     if S.open_row[b] == row:

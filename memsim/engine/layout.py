@@ -92,9 +92,10 @@ State = namedtuple("State", " ".join((
     "open_row open_count bypass pending hits_pending last_use",  # banks
     "pend_mask bank_bit",  # per rank: its banks with queued requests, as bits
     "owner_id owner_q owned owned_pos n_owned n_owned_q",  # activated, not yet served
-    "scan_stamp ready_hit ready_other",  # scheduler scratch
+    "scan_stamp ready_bank ready_hit",  # scheduler scratch
     "ref_due ref_pending",  # refresh
     "q_id q_arr q_bank q_row q_col q_cat q_first q_len q_head",  # queues
+    "q_older q_newer",  # queues: each bank's requests, by age
     "wmode ch_next last_dir last_rank last_end",  # channels
     "clean_at soon_bank soon_hit soon_n",  # channels: the last bank phase's forecast
     "F heap freed counters bank_stats rank_stats hist log",  # front end, statistics, log
@@ -109,6 +110,19 @@ def hist_index(v):
     while (v >> (e + 1)) != 0:
         e += 1
     return HIST_LINEAR + (e - 16) * 256 + ((v >> (e - 8)) & 255)
+
+
+@njit(**_INLINE)
+def queue_link(P, S, q, ch, k, b):
+    """The request just put in slot ``k`` of queue ``q`` of channel ``ch`` (for bank
+    ``b``) becomes the newest of its bank's requests in that queue (``q_older`` /
+    ``q_newer``; memsim.engine.core's docstring). Every enqueue calls it."""
+    head = P[P_QMASK] + 1 + b  # the bank's list head
+    last = S.q_older[q, ch, head]
+    S.q_newer[q, ch, last] = k
+    S.q_older[q, ch, k] = last
+    S.q_newer[q, ch, k] = head
+    S.q_older[q, ch, head] = k
 
 
 def lowest_bit(m):
