@@ -94,6 +94,7 @@ import numpy as np
 from numba import njit
 
 from memsim.engine import layout, nda, subbank
+from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import COMPILED as _COMPILED
 from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import (  # noqa: F401 - re-exported: core.X as before
@@ -886,7 +887,7 @@ def _held_slot(P, S, X, ch, t, q, features):
     and the earliest cycle at which such an ACT becomes ready. Runs only while such a
     request exists (rarely: a request precharging its bank a second time, for tRP), so
     it scans the channel's banks rather than keep a list; the request is found in its
-    bank's list."""
+    bank's list. Called through ``_held_plain`` / ``_held_nda``, compiled apart."""
     best_id = INF
     best_b = -1
     nxt = INF
@@ -914,6 +915,23 @@ def _held_slot(P, S, X, ch, t, q, features):
     # served without an ACT of its own (an NDA had opened its row): the bank is free
     _release_reservation(S, best_b, ch)
     return -1, t + 1
+
+
+# The finder is compiled apart, and the scheduler's own issue code issues the ACT: on a
+# stream that never holds a bank (benchmarks/ab_speed.py, 1ch1r, against main, in the
+# same processes, load 9-11) the finder inlined ran at 0.69x, the whole held ACT (finder
+# and a copy of _issue_act) compiled apart, as on branch livelock3, at 0.65x, the finder
+# apart 0.91x, and with its test folded into the activated requests' (below) 1.08x. Two
+# versions, without and with NDAs (the only mechanism on this path: its rank blocks the
+# host), each with its feature bits a constant.
+@njit(**_CALLEE)
+def _held_plain(P, S, X, ch, t, q):
+    return _held_slot(P, S, X, ch, t, q, F_NONE)
+
+
+@njit(**_CALLEE)
+def _held_nda(P, S, X, ch, t, q):
+    return _held_slot(P, S, X, ch, t, q, F_NDA)
 
 
 @njit(**_INLINE)
@@ -945,22 +963,28 @@ def _schedule_channel(P, T, S, X, ch, t, features):
                     clean = False
     q = S.wmode[ch]
     owner_slot = -1
-    if S.n_owned_q[1 - q, ch] > 0:
-        # requests activated before the write mode changed: their rows serve them first
-        # (in the mode's own queue they are row hits like any other)
-        owner_slot, owner_next = _activated_ready(P, S, X, ch, t, 1 - q, features)
-        if owner_slot >= 0:
-            _issue_column(P, T, S, X, t, 1 - q, ch, owner_slot, features)
-            return t + 1
-        if owner_next < nxt:
-            nxt = owner_next
     held = -1
-    if S.n_resv_q[1 - q, ch] > 0:
-        # requests holding a bank they precharged again (see _reserve), from before the
-        # write mode changed: their ACT goes first (issued below)
-        held, held_next = _held_slot(P, S, X, ch, t, 1 - q, features)
-        if held_next < nxt:
-            nxt = held_next
+    # (one test for both rare cases below: a test of its own for held banks measured
+    # slower on traces that never hold one; see _held_plain)
+    if S.n_owned_q[1 - q, ch] + S.n_resv_q[1 - q, ch] > 0:
+        if S.n_owned_q[1 - q, ch] > 0:
+            # requests activated before the write mode changed: their rows serve them first
+            # (in the mode's own queue they are row hits like any other)
+            owner_slot, owner_next = _activated_ready(P, S, X, ch, t, 1 - q, features)
+            if owner_slot >= 0:
+                _issue_column(P, T, S, X, t, 1 - q, ch, owner_slot, features)
+                return t + 1
+            if owner_next < nxt:
+                nxt = owner_next
+        if S.n_resv_q[1 - q, ch] > 0:
+            # requests holding a bank they precharged again (see _reserve), from before the
+            # write mode changed: their ACT goes first (issued below)
+            if features & F_NDA:
+                held, held_next = _held_nda(P, S, X, ch, t, 1 - q)
+            else:
+                held, held_next = _held_plain(P, S, X, ch, t, 1 - q)
+            if held_next < nxt:
+                nxt = held_next
 
     per_rank = P[P_NBG] * P[P_NBA]
     if clean:
