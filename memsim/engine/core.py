@@ -917,13 +917,14 @@ def _held_slot(P, S, X, ch, t, q, features):
     return -1, t + 1
 
 
-# The finder is compiled apart, and the scheduler's own issue code issues the ACT: on a
-# stream that never holds a bank (benchmarks/ab_speed.py, 1ch1r, against main, in the
-# same processes, load 9-11) the finder inlined ran at 0.69x, the whole held ACT (finder
-# and a copy of _issue_act) compiled apart, as on branch livelock3, at 0.65x, the finder
-# apart 0.91x, and with its test folded into the activated requests' (below) 1.08x. Two
-# versions, without and with NDAs (the only mechanism on this path: its rank blocks the
-# host), each with its feature bits a constant.
+# The finder is compiled apart, and the scheduler's own issue code issues the ACT. Still
+# not free: on a stream that never holds a bank (benchmarks/ab_speed.py, 1ch1r, against
+# main in the same processes, load 2-6) this form runs at 0.73x, the whole held ACT
+# compiled apart (as on branch livelock3) at 0.75x, the finder apart without the folded
+# test 0.91x (bests 0.72x), and the rule's state and bookkeeping without this hook in the
+# scheduler at 1.02x: the cost is the hook's code in the scheduler. Two versions, without
+# and with NDAs (the only mechanism on this path: its rank blocks the host), each with
+# its feature bits a constant.
 @njit(**_CALLEE)
 def _held_plain(P, S, X, ch, t, q):
     return _held_slot(P, S, X, ch, t, q, F_NONE)
