@@ -887,7 +887,8 @@ def _held_slot(P, S, X, ch, t, q, features):
     and the earliest cycle at which such an ACT becomes ready. Runs only while such a
     request exists (rarely: a request precharging its bank a second time, for tRP), so
     it scans the channel's banks rather than keep a list; the request is found in its
-    bank's list. Called through ``_held_plain`` / ``_held_nda``, compiled apart."""
+    bank's list. Called through ``_held_nda`` (compiled apart); the plain loop's copy
+    is ``_held_plain``."""
     best_id = INF
     best_b = -1
     nxt = INF
@@ -917,17 +918,44 @@ def _held_slot(P, S, X, ch, t, q, features):
     return -1, t + 1
 
 
-# The finder is compiled apart, and the scheduler's own issue code issues the ACT. Still
-# not free: on a stream that never holds a bank (benchmarks/ab_speed.py, 1ch1r, against
-# main in the same processes, load 2-6) this form runs at 0.73x, the whole held ACT
-# compiled apart (as on branch livelock3) at 0.75x, the finder apart without the folded
-# test 0.91x (bests 0.72x), and the rule's state and bookkeeping without this hook in the
-# scheduler at 1.02x: the cost is the hook's code in the scheduler. Two versions, without
-# and with NDAs (the only mechanism on this path: its rank blocks the host), each with
-# its feature bits a constant.
+# The finder is compiled apart (it runs only while a bank is held), and the scheduler's
+# own issue code issues the ACT. The plain loop's finder takes the dozen arrays it reads,
+# not the state tuples: called with the tuples, the hook alone (on traces that never hold
+# a bank) made the plain loop 0.73-0.76x as fast (benchmarks/ab_speed.py, 1ch1r mix,
+# against the loop without the rule, same processes, idle machine); with the arrays,
+# 1.00x. It is _held_slot with features F_NONE written on those arrays: the refresh test
+# is _host_blocked's and the ACT's readiness _ready's (keep them in step). With NDAs
+# (whose rank also blocks the host) the tuple form stays: that variant calls out anyway.
 @njit(**_CALLEE)
-def _held_plain(P, S, X, ch, t, q):
-    return _held_slot(P, S, X, ch, t, q, F_NONE)
+def _held_plain(P, resv_q, resv_id, n_resv_q, open_row, ref_pending, rank_of, earliest,
+                node_ch, node_rank, node_bg, node_bank, q_newer, q_id, ch, t, q):
+    best_id = INF
+    best_b = -1
+    nxt = INF
+    per_ch = P[P_NRANK] * P[P_NBG] * P[P_NBA]
+    for b in range(ch * per_ch, (ch + 1) * per_ch):
+        if resv_q[b] != q or open_row[b] >= 0 or ref_pending[rank_of[b]] != 0:
+            continue
+        ready = max(earliest[node_ch[b], ACT], earliest[node_rank[b], ACT],
+                    earliest[node_bg[b], ACT], earliest[node_bank[b], ACT])
+        if ready <= t:
+            if resv_id[b] < best_id:
+                best_id = resv_id[b]
+                best_b = b
+        elif ready < nxt:
+            nxt = ready
+    if best_id == INF:
+        return -1, nxt
+    head = P[P_QMASK] + 1 + best_b
+    i = q_newer[q, ch, head]
+    while i != head:
+        if q_id[q, ch, i] == best_id:
+            return i, nxt
+        i = q_newer[q, ch, i]
+    n_resv_q[q, ch] -= 1
+    resv_id[best_b] = -1
+    resv_q[best_b] = -1
+    return -1, t + 1
 
 
 @njit(**_CALLEE)
@@ -964,28 +992,28 @@ def _schedule_channel(P, T, S, X, ch, t, features):
                     clean = False
     q = S.wmode[ch]
     owner_slot = -1
+    if S.n_owned_q[1 - q, ch] > 0:
+        # requests activated before the write mode changed: their rows serve them first
+        # (in the mode's own queue they are row hits like any other)
+        owner_slot, owner_next = _activated_ready(P, S, X, ch, t, 1 - q, features)
+        if owner_slot >= 0:
+            _issue_column(P, T, S, X, t, 1 - q, ch, owner_slot, features)
+            return t + 1
+        if owner_next < nxt:
+            nxt = owner_next
     held = -1
-    # (one test for both rare cases below: a test of its own for held banks measured
-    # slower on traces that never hold one; see _held_plain)
-    if S.n_owned_q[1 - q, ch] + S.n_resv_q[1 - q, ch] > 0:
-        if S.n_owned_q[1 - q, ch] > 0:
-            # requests activated before the write mode changed: their rows serve them first
-            # (in the mode's own queue they are row hits like any other)
-            owner_slot, owner_next = _activated_ready(P, S, X, ch, t, 1 - q, features)
-            if owner_slot >= 0:
-                _issue_column(P, T, S, X, t, 1 - q, ch, owner_slot, features)
-                return t + 1
-            if owner_next < nxt:
-                nxt = owner_next
-        if S.n_resv_q[1 - q, ch] > 0:
-            # requests holding a bank they precharged again (see _reserve), from before the
-            # write mode changed: their ACT goes first (issued below)
-            if features & F_NDA:
-                held, held_next = _held_nda(P, S, X, ch, t, 1 - q)
-            else:
-                held, held_next = _held_plain(P, S, X, ch, t, 1 - q)
-            if held_next < nxt:
-                nxt = held_next
+    if S.n_resv_q[1 - q, ch] > 0:
+        # requests holding a bank they precharged again (see _reserve), from before the
+        # write mode changed: their ACT goes first (issued below)
+        if features & F_NDA:
+            held, held_next = _held_nda(P, S, X, ch, t, 1 - q)
+        else:
+            held, held_next = _held_plain(P, S.resv_q, S.resv_id, S.n_resv_q, S.open_row,
+                                          S.ref_pending, S.rank_of, S.earliest, S.node_ch,
+                                          S.node_rank, S.node_bg, S.node_bank, S.q_newer,
+                                          S.q_id, ch, t, 1 - q)
+        if held_next < nxt:
+            nxt = held_next
 
     per_rank = P[P_NBG] * P[P_NBA]
     if clean:
