@@ -30,13 +30,8 @@ used it, else -1: see :func:`_selection_held`), ``work`` (the eruca scheduler: t
 scan in which the bank's open rows last had work, see :func:`_pick_queue`) and the
 open-unit integral (``n_open``, ``open_since``, ``open_acc``, ``busy_acc``); per bank
 group ``last_bus``; per rank the bank group and bus of the last column command;
-``counters`` (ZC_*); ``cand`` the scheduler's scratch (rows 0-3: the eruca scheduler's
-row-path precharges decided after the scan; 4-5: the units whose row-path wait the scan
-began, with the age of the request that began it); ``stamp_j`` per unit the age of the
-oldest request of the scan waiting on its row (with core's ``scan_stamp``: the row-hit
-cap); ``seen`` per unit the cycle a forecast visit last took it; per channel
-``ch_scan`` / ``ch_q`` the scan and queue of its last forecast (core's ``clean_at``; its
-``soon_bank / soon_n`` hold the forecast's units).
+``counters`` (ZC_*); ``cand`` the eruca scheduler's scratch (row-path precharges
+decided after the scan).
 """
 
 from __future__ import annotations
@@ -88,8 +83,7 @@ K_NONE, K_HIT, K_OTHER, K_ROWPATH = -1, 0, 1, 2
 
 SubbankState = namedtuple("SubbankState", " ".join((
     "p node_bus node_pow node_cp bus_of pw",
-    "selected sel_req sel_q pre_done act_at last_row rp_since work cand stamp_j seen",
-    "ch_scan ch_q",
+    "selected sel_req sel_q pre_done act_at last_row rp_since work cand",
     "n_open open_since open_acc busy_acc last_bus last_col_bg last_col_bus counters",
 )))
 
@@ -151,11 +145,7 @@ def build_state(spec, cfg, nodes: dict) -> SubbankState:
         last_row=np.full(nu, -1, i64),
         rp_since=np.full(nu, -1, i64),
         work=np.zeros(n_banks, i64),
-        cand=np.zeros((6, max(cfg.controller.read_queue, cfg.controller.write_queue)), i64),
-        stamp_j=np.zeros(nu, i64),
-        seen=np.full(nu, -1, i64),
-        ch_scan=np.zeros(n_ranks, i64),  # (per channel: at most one per rank)
-        ch_q=np.full(n_ranks, -1, i64),
+        cand=np.zeros((4, max(cfg.controller.read_queue, cfg.controller.write_queue)), i64),
         n_open=np.zeros(n_banks, i64),
         open_since=np.zeros(n_banks, i64),
         open_acc=np.zeros(n_banks, i64),
@@ -203,24 +193,15 @@ def _push(e, node, L, cmd, scope, t, c0, c1):
             e[node, c] = at
 
 
-@njit(**_INLINE)
+@njit(**_CALLEE)
 def _apply_extra(P, T, S, Z, cmd, u, t):
     """What core._apply_constraints does not: SA_SEL as a command (previous or next) at
-    the core scopes, the sibling, bus and column-path scopes, and the power window
-    (:func:`_push_extra`, given only the arrays it uses)."""
-    _push_extra(P, T.latency, S.earliest, S.node_ch, S.node_rank, S.node_bg, S.node_bank,
-                S.win_hist, S.win_count, Z.p, Z.node_bus, Z.node_cp, Z.node_pow, Z.pw,
-                cmd, u, t)
-
-
-@njit(**_CALLEE)
-def _push_extra(P, L, e, node_ch, node_rank, node_bg, node_bank, win_hist, win_count, zp,
-                node_bus, node_cp, node_pow, pw, cmd, u, t):
-    """Not inlined: it runs once per command issued, and its eight table updates, copied
-    into each of its callers, were the largest part of the sub-bank variants' compile.
-    Its arguments are arrays, not the state tuples: numba passes a tuple by value, every
-    array in it as separate arguments (S and Z: some 80 arrays), once per call."""
-    ch, rn, gn, un = node_ch[u], node_rank[u], node_bg[u], node_bank[u]
+    the core scopes, the sibling, bus and column-path scopes, and the power window.
+    Not inlined: it runs once per command issued, and its eight table updates, copied
+    into each of its callers, were the largest part of the sub-bank variants' compile."""
+    L = T.latency
+    e = S.earliest
+    ch, rn, gn, un = core._nodes(S, u)
     if cmd == SA_SEL:
         c0 = 0  # core never applies SA_SEL: every next command at the core scopes
     else:
@@ -235,25 +216,25 @@ def _push_extra(P, L, e, node_ch, node_rank, node_bg, node_bank, win_hist, win_c
         for other in range(r0, r0 + nr):
             if other != rn:
                 _push(e, other, L, cmd, 4, t, c0, N_CMD_SUBBANK)
-    _push(e, node_bus[u], L, cmd, SCOPE_BUS, t, 0, N_CMD_SUBBANK)
-    sb = zp[ZP_SB]
+    _push(e, Z.node_bus[u], L, cmd, SCOPE_BUS, t, 0, N_CMD_SUBBANK)
+    sb = Z.p[ZP_SB]
     first = u - u % sb
     for s in range(first, first + sb):
         if s != u:
-            _push(e, node_bank[s], L, cmd, SCOPE_SIBLING, t, 0, N_CMD_SUBBANK)
-            _push(e, node_cp[s], L, cmd, SCOPE_COLUMN_PATH, t, 0, N_CMD_SUBBANK)
-    for w in range(pw.shape[0]):
-        if pw[w, 0] != cmd:
+            _push(e, S.node_bank[s], L, cmd, SCOPE_SIBLING, t, 0, N_CMD_SUBBANK)
+            _push(e, Z.node_cp[s], L, cmd, SCOPE_COLUMN_PATH, t, 0, N_CMD_SUBBANK)
+    for w in range(Z.pw.shape[0]):
+        if Z.pw[w, 0] != cmd:
             continue
         # at most `size` ACTs of the rank in any window (tFAW, weighted)
-        node = node_pow[u]
-        size = pw[w, 2]
-        k = win_count[w, node]
-        win_hist[w, node, k % size] = t
-        win_count[w, node] = k + 1
+        node = Z.node_pow[u]
+        size = Z.pw[w, 2]
+        k = S.win_count[w, node]
+        S.win_hist[w, node, k % size] = t
+        S.win_count[w, node] = k + 1
         if k + 1 >= size:
-            at = win_hist[w, node, (k + 1) % size] + pw[w, 3]
-            c = pw[w, 1]
+            at = S.win_hist[w, node, (k + 1) % size] + Z.pw[w, 3]
+            c = Z.pw[w, 1]
             if e[node, c] < at:
                 e[node, c] = at
 
@@ -288,15 +269,12 @@ def _compatible(Z, r1, r2):
 
 
 @njit(**_INLINE)
-def _may_close(P, S, Z, q, s, hit_first, capped, scan, j):
+def _may_close(P, S, q, s, hit_first, capped, scan):
     """Whether unit ``s``'s open row may be precharged for another request: never before
     its activated request is served; under FR-FCFS not while queued requests still hit
-    it (with a cap: until the cap is reached). Marks the unit for the cap with the age
-    ``j`` of the oldest request of the scan that waits on its row (``stamp_j``): a hit
-    younger than that bypasses it."""
-    if capped and (S.scan_stamp[s] != scan or Z.stamp_j[s] > j):
-        S.scan_stamp[s] = scan
-        Z.stamp_j[s] = j
+    it (with a cap: until the cap is reached). Marks the unit for the cap."""
+    if capped:
+        S.scan_stamp[s] = scan  # an older request waits on this unit's row
     if S.owner_id[s] >= 0:
         return False
     return not (hit_first and S.hits_pending[q, s] > 0
@@ -333,10 +311,9 @@ def _select(Z, bank, u, req, q):
 
 
 @njit(**_INLINE)
-def _next(P, S, Z, q, u, row, hit_first, capped, scan, t, j):
-    """The next command for a request of queue ``q`` to unit ``u`` and ``row`` (``j``:
-    its age rank in the queue): (command, unit it addresses, kind K_*, earliest cycle a
-    state rule allows it)."""
+def _next(P, S, Z, q, u, row, hit_first, capped, scan, t):
+    """The next command for a request of queue ``q`` to unit ``u`` and ``row``: (command,
+    unit it addresses, kind K_*, earliest cycle a state rule allows it)."""
     sb = Z.p[ZP_SB]
     first = u - u % sb
     orow = S.open_row[u]
@@ -365,7 +342,7 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t, j):
             return SA_SEL, u, K_HIT, wait
         return layout.RD + q, u, K_HIT, wait
     if orow >= 0:
-        if not _may_close(P, S, Z, q, u, hit_first, capped, scan, j):
+        if not _may_close(P, S, q, u, hit_first, capped, scan):
             return -1, u, K_NONE, wait
         return layout.PRE, u, K_OTHER, wait
     rule = Z.p[ZP_ACT]
@@ -389,7 +366,7 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t, j):
                     if Z.rp_since[u] < 0:
                         # when its ACT could have issued but for the row path
                         Z.rp_since[u] = max(t, ready(S, Z, layout.ACT, u))
-                if not _may_close(P, S, Z, q, s, hit_first, capped, scan, j):
+                if not _may_close(P, S, q, s, hit_first, capped, scan):
                     return -1, u, K_NONE, wait
                 return layout.PRE, s, kind, wait
             if path and Z.last_row[s] >= 0 and not _compatible(Z, Z.last_row[s], row):
@@ -397,7 +374,7 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t, j):
                 at = Z.pre_done[s] + Z.p[ZP_TPA]
                 if at > wait:
                     wait = at
-        elif salp2 and o >= 0 and not _may_close(P, S, Z, q, s, hit_first, capped, scan, j):
+        elif salp2 and o >= 0 and not _may_close(P, S, q, s, hit_first, capped, scan):
             # SALP-2: activating a sibling ends column access to the open row (its hits
             # would need it closed again), so it waits as a precharge would
             return -1, u, K_NONE, wait
@@ -593,7 +570,7 @@ def _pick_owned(P, S, Z, ch, t, q, scan):
         u = S.owned[ch, k]
         if S.owner_q[u] != q or S.ref_pending[S.rank_of[u]] != 0:
             continue
-        cmd, x, kind, wait = _next(P, S, Z, q, u, S.open_row[u], False, False, scan, t, 0)
+        cmd, x, kind, wait = _next(P, S, Z, q, u, S.open_row[u], False, False, scan, t)
         if kind == K_NONE:
             continue
         r = max(ready(S, Z, cmd, x), wait)
@@ -607,180 +584,78 @@ def _pick_owned(P, S, Z, ch, t, q, scan):
             nxt = r
     if best < 0:
         return -1, best_cmd, best_x, nxt
-    # its slot: on its unit's list (core's q_newer), not a search of the queue
-    head = P[layout.P_QMASK] + 1 + best
-    i = S.q_newer[q, ch, head]
-    while i != head:
+    h = S.q_head[q, ch]
+    for j in range(S.q_len[q, ch]):
+        i = (h + j) & P[layout.P_QMASK]
         if S.q_id[q, ch, i] == best_id:
             return i, best_cmd, best_x, nxt
-        i = S.q_newer[q, ch, i]
     return -1, best_cmd, best_x, nxt  # not reached: an activated request is queued
 
 
 @njit(**_INLINE)
-def _pick_queue(P, S, Z, ch, t, q, scan, clean):
+def _pick_queue(P, S, Z, ch, t, q, scan):
     """The command for the queue the write mode serves, by the scheduler's priority.
     Returns (the request's slot or -1, command, unit, next cycle at which a command of
-    the queue becomes ready).
-
-    The rule, as a scan of the queue in age order would apply it: each request's next
-    command (:func:`_next`), the ready one of the lowest priority, the oldest among
-    equals (a scan stops at the oldest ready command of priority 0). The requests are
-    visited by unit instead, on core's per-unit lists (``q_newer``): the requests of a
-    unit that hit its open row all need the same command, and so do those that miss it
-    (ERUCA's row-address path, at a closed unit: those whose rows match in the compared
-    bits), so only the oldest of each is looked at (there, every miss: its priority
-    depends on its age; the command looked up once per row class). What the scan would have done in passing is kept: misses
-    first, so that the row-hit cap knows the age of the oldest request waiting on a
-    unit's row before hits are judged (``stamp_j``); a wait for the row-address path
-    (``rp_since``) that a request younger than the choice began is taken back, since
-    the scan stops at its choice.
-
-    ``clean``: nothing changed on the channel since the last call found no command (at
-    the cycle it forecast): only the units it remembered (``soon_bank``: those whose
-    command becomes ready then, and those whose ready row-path precharge the eruca
-    scheduler held back) can have one, with the marks of that scan (``scan``)."""
+    the queue becomes ready)."""
     sched = P[layout.P_SCHED]
     hit_first = sched >= layout.SCHED_FRFCFS
     capped = sched == layout.SCHED_FRFCFS_CAP
-    strict = sched == layout.SCHED_FCFS_STRICT  # only the queue's oldest request
     cap = P[layout.P_CAP]
     nxt = layout.INF
     best = -1
     best_prio = 99
-    best_j = layout.INF
     best_cmd = -1
     best_x = -1
     head = S.q_head[q, ch]
     mask = P[layout.P_QMASK]
-    heads = mask + 1  # unit u's list head: heads + u
-    q_newer = S.q_newer[q, ch]
-    q_row = S.q_row[q, ch]
+    n_scan = S.q_len[q, ch]
+    if sched == layout.SCHED_FCFS_STRICT and n_scan > 1:
+        n_scan = 1
     # the eruca scheduler's avoidance: a row-path precharge waits while the bank's open
     # rows still have work (a queued hit, or an ACT compatible with every open sibling,
     # marked in ``work`` as the scan meets them), so it is decided after the scan
     avoid = sched == SCHED_ERUCA and Z.p[ZP_AVOID] != 0
     sb = Z.p[ZP_SB]
-    # ERUCA's row-address path: a miss's command depends on its row's compared bits
-    path = Z.p[ZP_ACT] == ACT_COMPATIBLE and Z.p[ZP_LATCH] == 0
-    shift = Z.p[ZP_SHIFT]
-    age_cap = Z.p[ZP_AGECAP]
     n_cand = 0
-    n_rp = 0
-    n_soon = 0
-    room = S.soon_bank.shape[1]
-    per_ch = P[layout.P_NRANK] * P[layout.P_NBG] * P[layout.P_NBA]
-    u0 = ch * per_ch
-    n_visit = per_ch
-    if clean:
-        # the remembered units, each once
-        n_visit = 0
-        for k in range(S.soon_n[ch]):
-            u = S.soon_bank[ch, k]
-            if Z.seen[u] != t:
-                Z.seen[u] = t
-                S.soon_bank[ch, n_visit] = u
-                n_visit += 1
-    cmd = -1
-    x = -1
-    kind = K_NONE
-    wait = np.int64(0)
-    r = layout.INF
-    e = S.earliest
-    col = layout.RD + q
-    # the channel, rank and power-window parts of each command's readiness, once per
-    # rank (a request's command is at its unit or a sibling: the same rank)
-    cur_rk = -1
-    p_act = p_pre = p_col = p_sel = np.int64(0)
-    # with the row-hit cap, every unit's misses before any hit (see above); else a
-    # unit's hits and misses in one walk of its list
-    for pas in range(2 if capped else 1):
-        for k in range(n_visit):
-            u = u0 + k
-            if clean:
-                u = S.soon_bank[ch, k]
-            n_hit = S.hits_pending[q, u]
-            want_hit = n_hit > 0 and (not capped or pas == 1)
-            want_miss = S.pending[q, u] > n_hit and (not capped or pas == 0)
-            if not (want_hit or want_miss):
-                continue
-            rk = S.rank_of[u]
-            if S.ref_pending[rk] != 0:
-                continue
-            if rk != cur_rk:
-                cur_rk = rk
-                cn, rn, pn = S.node_ch[u], S.node_rank[u], Z.node_pow[u]
-                p_act = max(e[cn, layout.ACT], e[rn, layout.ACT], e[pn, layout.ACT])
-                p_pre = max(e[cn, layout.PRE], e[rn, layout.PRE], e[pn, layout.PRE])
-                p_col = max(e[cn, col], e[rn, col], e[pn, col])
-                p_sel = max(e[cn, SA_SEL], e[rn, SA_SEL], e[pn, SA_SEL])
-            orow = S.open_row[u]
-            lh = heads + u
-            i = q_newer[lh]
-            key = -1  # the row class of the miss looked up last (-1: none)
-            while i != lh and (want_hit or want_miss):
-                row = q_row[i]
-                j = (i - head) & mask
-                if strict and j > 0:
-                    break
-                is_hit = row == orow
-                if not (want_hit if is_hit else want_miss):
-                    i = q_newer[i]
-                    continue
-                if is_hit or not path or orow >= 0 or row >> shift != key:
-                    key = -1 if is_hit else row >> shift
-                    rp0 = Z.rp_since[u]
-                    cmd, x, kind, wait = _next(P, S, Z, q, u, row, hit_first, capped, scan,
-                                               t, j)
-                    if rp0 < 0 and Z.rp_since[u] >= 0:
-                        Z.cand[4, n_rp] = u
-                        Z.cand[5, n_rp] = j
-                        n_rp += 1
-                    if kind != K_NONE:
-                        if avoid and (kind == K_HIT or
-                                      (cmd == layout.ACT and Z.n_open[u // sb] > 0)):
-                            Z.work[u // sb] = scan
-                        # (ready(): the rank's part from above)
-                        r = p_act if cmd == layout.ACT else p_pre if cmd == layout.PRE \
-                            else p_col if cmd == col else p_sel
-                        r = max(r, wait, e[S.node_bg[x], cmd], e[S.node_bank[x], cmd],
-                                e[Z.node_bus[x], cmd], e[Z.node_cp[x], cmd])
-                if kind != K_NONE and not (
-                        kind == K_HIT and capped and S.scan_stamp[u] == scan and
-                        Z.stamp_j[u] < j and S.bypass[u] >= cap):
-                    # (that: the row-hit cap, an older request to this unit goes first)
-                    if r > t:
-                        if r < nxt:
-                            nxt = r
-                            n_soon = 0
-                        if r == nxt and not clean and n_soon < room:
-                            S.soon_bank[ch, n_soon] = u
-                            n_soon += 1
-                    else:
-                        # the age cap: avoidance never holds a request that has waited
-                        # that long
-                        held = avoid and (age_cap == 0 or t - S.q_arr[q, ch, i] < age_cap)
-                        prio = _priority(P, Z, sched, kind, u, j if held else 0)
-                        if held and kind == K_ROWPATH:
-                            Z.cand[0, n_cand] = j
-                            Z.cand[1, n_cand] = cmd
-                            Z.cand[2, n_cand] = x
-                            Z.cand[3, n_cand] = prio
-                            n_cand += 1
-                        elif prio < best_prio or (prio == best_prio and j < best_j):
-                            best_prio = prio
-                            best = i
-                            best_j = j
-                            best_cmd = cmd
-                            best_x = x
-                # younger requests of its kind need the same command (but ERUCA's path
-                # at a closed unit: each miss, its priority depends on its age)
-                if is_hit:
-                    want_hit = False
-                elif not path or orow >= 0:
-                    want_miss = False
-                i = q_newer[i]
-    for k in range(n_cand):
+    best_j = n_scan
+    age_cap = Z.p[ZP_AGECAP]
+    for j in range(n_scan):
+        i = (head + j) & mask
+        u = S.q_bank[q, ch, i]
+        if S.ref_pending[S.rank_of[u]] != 0:
+            continue
+        cmd, x, kind, wait = _next(P, S, Z, q, u, S.q_row[q, ch, i], hit_first, capped,
+                                   scan, t)
+        if kind == K_NONE:
+            continue
+        # the age cap: avoidance never holds a request that has waited that long
+        held = avoid and (age_cap == 0 or t - S.q_arr[q, ch, i] < age_cap)
+        if avoid and (kind == K_HIT or (cmd == layout.ACT and Z.n_open[u // sb] > 0)):
+            Z.work[u // sb] = scan
+        if kind == K_HIT and capped and S.scan_stamp[u] == scan and S.bypass[u] >= cap:
+            continue  # the row-hit cap: an older request to this unit's row goes first
+        r = max(ready(S, Z, cmd, x), wait)
+        if r > t:
+            if r < nxt:
+                nxt = r
+            continue
+        prio = _priority(P, Z, sched, kind, u, j if held else 0)
+        if held and kind == K_ROWPATH:
+            Z.cand[0, n_cand] = j
+            Z.cand[1, n_cand] = cmd
+            Z.cand[2, n_cand] = x
+            Z.cand[3, n_cand] = prio
+            n_cand += 1
+            continue
+        if prio < best_prio:
+            best_prio = prio
+            best = i
+            best_j = j
+            best_cmd = cmd
+            best_x = x
+            if prio == 0:
+                break
+    for k in range(n_cand):  # (in age order; none after a ready row hit ended the scan)
         j = Z.cand[0, k]
         i = (head + j) & mask
         prio = Z.cand[3, k]
@@ -793,23 +668,10 @@ def _pick_queue(P, S, Z, ch, t, q, scan, clean):
             best_cmd = Z.cand[1, k]
             best_x = Z.cand[2, k]
     if best < 0:
-        if not clean:
-            # for the next call: the held precharges' units too (-1: no room, no forecast)
-            for k in range(n_cand):
-                if n_soon < room:
-                    S.soon_bank[ch, n_soon] = S.q_bank[q, ch, (head + Z.cand[0, k]) & mask]
-                    n_soon += 1
-            S.soon_n[ch] = n_soon
-            if n_soon >= room:
-                S.soon_n[ch] = -1
         return -1, best_cmd, best_x, nxt
-    if best_prio == 0:
-        for k in range(n_rp):
-            if Z.cand[5, k] > best_j:
-                Z.rp_since[Z.cand[4, k]] = -1  # (the scan stopped before that request)
     u = S.q_bank[q, ch, best]
-    if best_prio == 0 and capped and S.scan_stamp[u] == scan and Z.stamp_j[u] < best_j \
-            and S.q_row[q, ch, best] == S.open_row[u]:
+    if best_prio == 0 and capped and S.scan_stamp[u] == scan and \
+            S.q_row[q, ch, best] == S.open_row[u]:
         S.bypass[u] += 1  # a hit bypasses an older request to the same unit
     return best, best_cmd, best_x, nxt
 
@@ -819,10 +681,6 @@ def schedule_channel(P, T, S, X, ch, t, features):
     """Issue at most one command on channel ``ch`` at cycle ``t`` (the sub-bank variant
     of core._schedule_channel). Returns the next cycle this channel needs attention."""
     Z = X[X_SUBBANK]
-    # a wake-up at exactly the cycle the last scan forecast, with nothing changed on the
-    # channel since (an enqueue, a command or a refresh resets clean_at): only the units
-    # it remembered can have a ready command (see _pick_queue)
-    clean = S.clean_at[ch] == t and P[layout.P_POLICY] != layout.PAGE_TIMEOUT
     S.clean_at[ch] = -1
     core._update_write_mode(P, S, X, ch, t, features)
     nxt = layout.INF
@@ -831,16 +689,9 @@ def schedule_channel(P, T, S, X, ch, t, features):
         if issued:
             _after_refresh(P, S, Z, ch, t)
             return t + 1
-        for rk in range(ch * P[layout.P_NRANK], (ch + 1) * P[layout.P_NRANK]):
-            if S.ref_pending[rk] != 0:
-                clean = False
+    scan = S.F[layout.F_SCAN] + 1
+    S.F[layout.F_SCAN] = scan
     q = S.wmode[ch]
-    if Z.ch_q[ch] != q:
-        clean = False
-    scan = Z.ch_scan[ch]  # (clean: the marks of the scan that made the forecast)
-    if not clean:
-        scan = S.F[layout.F_SCAN] + 1
-        S.F[layout.F_SCAN] = scan
     # the activated requests of the other queue first, then the mode's own queue; the
     # command issues at one place (``_issue`` and the core helpers in it are large:
     # inlined once, not once per queue)
@@ -854,22 +705,9 @@ def schedule_channel(P, T, S, X, ch, t, features):
             nxt = owned_next
     if i < 0:
         qi = q
-        queue_next = layout.INF
-        for attempt in range(2):  # (one call site: _pick_queue is inlined once)
-            i, cmd, x, queue_next = _pick_queue(P, S, Z, ch, t, q, scan, clean)
-            if i >= 0 or not clean:
-                break
-            # nothing after all: the full scan finds when something next becomes ready
-            clean = False
-            scan = S.F[layout.F_SCAN] + 1
-            S.F[layout.F_SCAN] = scan
-        if i < 0:
-            if queue_next < nxt:
-                nxt = queue_next
-            if S.soon_n[ch] >= 0:
-                S.clean_at[ch] = queue_next
-                Z.ch_scan[ch] = scan
-                Z.ch_q[ch] = q
+        i, cmd, x, queue_next = _pick_queue(P, S, Z, ch, t, q, scan)
+        if i < 0 and queue_next < nxt:
+            nxt = queue_next
     if i >= 0:
         _issue(P, T, S, X, Z, t, qi, ch, i, cmd, x, features)
         return t + 1
