@@ -15,7 +15,14 @@ Cases: random reads, a stream, random with one third writes (1M requests each), 
 one-rank preset and on the two-channel, two-rank one; random and mixed (four
 interleaved streams) reads at 1, 2 and 4 ranks on one channel and on two channels of two
 ranks, where the scheduler's per-decision work grows with the bank count (``--only``
-selects cases by label, e.g. ``--only 'ranks=4'``).
+selects cases by label, e.g. ``--only 'ranks=4'``). The mechanism presets' variants:
+random and mixed reads on the sub-bank presets (ERUCA, SALP-1, SALP-2, MASA: one
+compiled variant; ``--only _eruca`` etc.).
+
+``--versus-plain`` compares, in NEW_TREE only, each selected case's preset with the
+plain one-rank preset ``ddr4_2400_x8_1ch1r`` on the same requests (the same addresses,
+each decoded by its own preset's mapping), alternated in the same processes: the
+mechanism variant's rate next to the plain loop's (``mech/plain``).
 
 ``--e2e TRACE`` measures instead the whole ``memsim run`` as a process (start-up, trace
 parsing, simulation, results; the trees' own installed numba caches, warmed by one
@@ -47,32 +54,39 @@ CASES += [(cfg, over, kind, 0.0)
                             ("ddr4_3200_x8_2ch2r", ()))
           for kind in ("random", "mix") if (kind, over) != ("random", ())
           and not (cfg == "ddr4_3200_x8_2ch2r" and kind == "random")]
+# mechanism variants (the sub-bank variant: every scheme, random and mixed reads)
+MECHANISM_CASES = [(f"ddr4_2400_x8_1ch1r_{m}", (), kind, 0.0)
+                   for m in ("eruca", "salp1", "salp2", "masa") for kind in ("random", "mix")]
+CASES += MECHANISM_CASES
+PLAIN = "ddr4_2400_x8_1ch1r"
 
 WORKER = r'''
 import importlib, os, statistics, sys, time
 import numpy as np
 sys.path.insert(0, sys.argv[1])
-names, config_dir = sys.argv[2:4], sys.argv[4]
-cfg_name, kind, wr, rounds = sys.argv[5], sys.argv[6], float(sys.argv[7]), int(sys.argv[8])
+names, config_dir = sys.argv[2].split("+"), sys.argv[4]
+cfg_names = sys.argv[5].split("+")  # one preset for all, or one per name
+kind, wr, rounds = sys.argv[6], float(sys.argv[7]), int(sys.argv[8])
 overrides = [o for o in sys.argv[9].split(",") if o]
 if hasattr(os, "sched_setaffinity"):
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 engines = []
-for nm in names:
-    cfg = importlib.import_module(nm + ".config").load(f"{config_dir}/{cfg_name}.yaml",
-                                                       overrides)
-    spec = importlib.import_module(nm + ".dram.spec").build(cfg)
-    engines.append((importlib.import_module(nm + ".engine").Engine, cfg, spec))
-first = importlib.import_module(names[0] + ".mapping")
-cfg, spec = engines[0][1], engines[0][2]
 n = 1_000_000
 _, w, a = importlib.import_module(names[0] + ".trace").generate(
     kind, n, seed=1, footprint_bytes=4 << 30, write_ratio=wr)
-d = first.AddressMapping(spec, cfg.mapping.order, cfg.mapping.xor_bank).decode(a)
+for k, nm in enumerate(names):
+    cfg_name = cfg_names[k % len(cfg_names)]
+    cfg = importlib.import_module(nm + ".config").load(f"{config_dir}/{cfg_name}.yaml",
+                                                       overrides)
+    spec = importlib.import_module(nm + ".dram.spec").build(cfg)
+    if k == 0 or len(cfg_names) > 1:  # (each preset decodes with its own mapping)
+        d = importlib.import_module(nm + ".mapping").AddressMapping.from_config(
+            cfg, spec).decode(a)
+    engines.append((importlib.import_module(nm + ".engine").Engine, cfg, spec, d))
 arrival, is_write = np.full(n, -1, np.int64), w.astype(np.int64)
 rates = [[] for _ in names]
 for r in range(rounds + 1):  # round 0 warms up (and compiles a fresh copy)
-    for k, (Engine, cfg, spec) in enumerate(engines):
+    for k, (Engine, cfg, spec, d) in enumerate(engines):
         e = Engine(cfg, spec, timed=False)
         e.warm_up()
         t0 = time.perf_counter()
@@ -144,6 +158,8 @@ def main(argv=None) -> int:
     ap.add_argument("--processes", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--only", default="", help="run only the cases whose label contains this")
+    ap.add_argument("--versus-plain", action="store_true",
+                    help=f"NEW_TREE only: each case's preset against {PLAIN}, same requests")
     ap.add_argument("--e2e", metavar="TRACE", help="time memsim run on this trace file")
     ap.add_argument("--e2e-config", action="append", metavar="PRESET",
                     help="config of the end-to-end runs (repeatable)")
@@ -153,29 +169,35 @@ def main(argv=None) -> int:
                           args.e2e_config or ["ddr4_2400_x8_1ch1r"], args.processes)
     with tempfile.TemporaryDirectory(prefix="memsim-ab-") as tmp:
         tmp = Path(tmp)
-        copy_package(args.old.resolve(), "memsim_old", tmp)
+        names = "memsim_old+memsim_new"
+        if args.versus_plain:
+            names = "memsim_new+memsim_new"  # (both configs in the same copy)
+        else:
+            copy_package(args.old.resolve(), "memsim_old", tmp)
         copy_package(args.new.resolve(), "memsim_new", tmp)
         worker = tmp / "worker.py"
         worker.write_text(WORKER)
         configs = Path(__file__).resolve().parent.parent / "configs"
-        print(f"{'case':46}{'old req/s':>12}{'new req/s':>12}{'new/old':>9}"
-              f"{'best old':>12}{'best new':>12}")
+        a, b = ("plain", "mech") if args.versus_plain else ("old", "new")
+        print(f"{'case':46}{a + ' req/s':>12}{b + ' req/s':>12}{b + '/' + a:>11}"
+              f"{'best ' + a:>12}{'best ' + b:>12}")
         for cfg, over, kind, wr in CASES:
             label = _label(cfg, over, kind, wr)
             if args.only not in label:
                 continue
+            cfgs = f"{PLAIN}+{cfg}" if args.versus_plain else cfg
             med, best = ([], []), ([0.0], [0.0])
             for _ in range(args.processes):
                 out = subprocess.run(
-                    [sys.executable, str(worker), str(tmp), "memsim_old", "memsim_new",
-                     str(configs), cfg, kind, str(wr), str(args.rounds), ",".join(over)],
+                    [sys.executable, str(worker), str(tmp), names, "",
+                     str(configs), cfgs, kind, str(wr), str(args.rounds), ",".join(over)],
                     check=True, capture_output=True, text=True).stdout.split()
                 for k, pair in enumerate(out):
                     m, b = map(float, pair.split(","))
                     med[k].append(m)
                     best[k].append(b)
             old, new = (statistics.median(x) for x in med)
-            print(f"{label:46}{old:>12,.0f}{new:>12,.0f}{new / old:>9.3f}"
+            print(f"{label:46}{old:>12,.0f}{new:>12,.0f}{new / old:>11.3f}"
                   f"{max(best[0]):>12,.0f}{max(best[1]):>12,.0f}")
     return 0
 

@@ -9,7 +9,9 @@ its engines used (the feature bits ``memsim.engine.core.loop`` was asked for) an
 variants it compiled rather than loaded from numba's cache (``Engine.warm_up``, with
 the CPU seconds it took), and writes them to ``SUITE_COST_DIR/<worker>.json`` when
 its session ends. Subprocesses the tests start are not seen. Nothing of memsim's
-behaviour changes: the two functions are wrapped, not replaced.
+behaviour changes: the two functions are wrapped, not replaced. memsim (and so numba)
+is imported only when pytest configures itself, after tests/conftest.py has set the
+test run's numba options, which numba reads when it is imported.
 """
 
 from __future__ import annotations
@@ -21,34 +23,29 @@ from pathlib import Path
 
 import pytest
 
-from memsim.engine import Engine, core
-
 _current = {"test": None}
 _used: dict[str, set] = {}
 _compiled: list[dict] = []
 
 
+_original = {}  # (memsim's own loop and warm_up, set in pytest_configure)
+
+
 def _misses(features: int) -> int:
-    stats = getattr(core.loop(features), "stats", None)
+    stats = getattr(_original["loop"](features), "stats", None)
     return sum(stats.cache_misses.values()) if stats is not None else 0
 
 
-_loop = core.loop
-
-
-def _recording_loop(features: int = core.F_NONE):
+def _recording_loop(features: int = 0):  # (0: memsim.engine.core.F_NONE)
     if _current["test"] is not None:
         _used.setdefault(_current["test"], set()).add(int(features))
-    return _loop(features)
-
-
-_warm_up = Engine.warm_up
+    return _original["loop"](features)
 
 
 def _recording_warm_up(self):
     before, cpu = _misses(self.features), time.process_time()
     try:
-        return _warm_up(self)
+        return _original["warm_up"](self)
     finally:
         if _misses(self.features) > before:
             _compiled.append({"test": _current["test"], "features": int(self.features),
@@ -65,6 +62,9 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 def pytest_configure(config):
+    from memsim.engine import Engine, core
+
+    _original.update(loop=core.loop, warm_up=Engine.warm_up)
     core.loop = _recording_loop
     Engine.warm_up = _recording_warm_up
 

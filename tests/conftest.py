@@ -21,8 +21,30 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
+from pathlib import Path
 
 import pytest
+
+# **numba's optimisation level and cache for the test run.** Most of the suite's CPU
+# time is numba compiling the engine's loop variants, and half to two thirds of a
+# compile is LLVM optimising the machine code (numba's default, NUMBA_OPT=3). The tests
+# check what the loop computes, which the level does not change (integer and IEEE
+# arithmetic, no fast-math), so the suite compiles at level 1: LLVM then takes about
+# 0.7x the time, the whole compile 0.82-0.84x (README, Speed). numba's disk cache does
+# not tell the levels apart (its index keys on the signature, the CPU and the function's code), so
+# the test run keeps its own cache, in tests/__pycache__ (or under a NUMBA_CACHE_DIR
+# of the user's), and a user's runs keep loading and writing the level-3 loops beside
+# the engine's source. numba reads both settings when it is imported, so they are set
+# here, before any test imports memsim; the xdist workers, and the memsim processes the
+# tests start, inherit them. NUMBA_OPT set by the caller wins (NUMBA_OPT=3 runs the
+# suite on the level-3 code, in a cache of its own too).
+if "numba" in sys.modules:  # (a plugin imported it: the settings would not apply)
+    raise pytest.UsageError("tests/conftest.py must run before numba is imported")
+_OPT = os.environ.setdefault("NUMBA_OPT", "1")
+_CACHE = os.environ.get("NUMBA_CACHE_DIR") or Path(__file__).resolve().parent / "__pycache__"
+if Path(_CACHE).name != f"numba-opt{_OPT}":  # (not yet set: an xdist worker inherits it)
+    os.environ["NUMBA_CACHE_DIR"] = str(Path(_CACHE) / f"numba-opt{_OPT}")
 
 
 @pytest.hookimpl(trylast=True)

@@ -147,14 +147,20 @@ def compile_lock(features: int):
     disk cache has no lock of its own: processes that start at once on a fresh install
     (sweep workers, parallel test workers) would each compile the same variant, minutes
     of CPU apiece. Behind the lock, the first compiles and the rest load its result.
-    Where no lock file can be made (or without fcntl), nothing is locked."""
+    Where no lock file can be made (or without fcntl), nothing is locked. The lock is
+    per numba cache and optimisation level as well: processes that do not share a
+    cache (the test run keeps its own, tests/conftest.py) have nothing to wait for.
+    """
     try:
         import fcntl
     except ImportError:  # (not POSIX)
         yield
         return
+    from numba.core import config as numba_config
+
     where = Path(core.__file__).resolve()
-    key = hashlib.sha256(f"{where}:{features}".encode()).hexdigest()[:16]
+    key = hashlib.sha256(f"{where}:{features}:{numba_config.CACHE_DIR}:"
+                         f"{numba_config.OPT}".encode()).hexdigest()[:16]
     path = Path(tempfile.gettempdir()) / f"memsim-compile-{key}.lock"
     try:
         handle = open(path, "a")  # noqa: SIM115 (held for the block below)
