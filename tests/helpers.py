@@ -130,6 +130,32 @@ def _checker_args(c, spec) -> tuple[tuple, dict]:
                  standard=c.dram.standard, refresh_mode=c.dram.refresh_mode))
 
 
+def banks_lost_twice(log) -> list[str]:
+    """Every request whose own PRE was undone twice: the bank's next ACT after that PRE
+    was for a request of the other direction (read / write, from its column command in
+    the log). The controller lets that happen once (a PRE commits nothing, as in
+    Ramulator 2), then holds the bank a request precharges again for it (engine/core.py,
+    ``resv_*``); without that, a write drain could take a read's bank at every drain,
+    for ever. (A bank another request of its own direction precharged, or activated
+    first, is no loss of its own: fcfs may serve an older request there first.)"""
+    direction = {r: c[:2] for c, r in zip(log["command"], log["request"], strict=True)
+                 if c in ("RD", "RDA", "WR", "WRA")}
+    closed_by = {}  # bank -> the request whose PRE closed it, until the bank's next ACT
+    lost = {}
+    for t, cmd, req, ch, rk, bg, ba in zip(
+            log["cycle"], log["command"], log["request"], log["channel"], log["rank"],
+            log["bankgroup"], log["bank"], strict=True):
+        key = (ch, rk, bg, ba)
+        if cmd == "PRE" and req >= 0:  # (-1: the timeout policy's, for nobody)
+            closed_by[key] = req
+        elif cmd == "ACT" and key in closed_by:
+            r = closed_by.pop(key)
+            if r != req and direction.get(r) != direction.get(req):
+                lost.setdefault(r, []).append(int(t))
+    return [f"request {r}: the other direction activated its bank after its PREs, at "
+            f"cycles {ts}" for r, ts in sorted(lost.items()) if len(ts) > 1]
+
+
 def violations(path, cfg=None, overrides=()):
     """Protocol-checker violations of a command log under the given config."""
     c, spec, _ = resolve(cfg, overrides)

@@ -1,16 +1,25 @@
 """The controller decides as the established simulators do: a row opened for a request
-serves that request before anybody closes it, under every scheduler and page policy.
+serves that request before anybody closes it, and no request loses its bank to the
+other direction twice, under every scheduler and page policy.
 
 Checked from the command log, independently of the engine's bookkeeping: every ACT
 names the request it was issued for, so a request activated twice must have had its
-row closed in between, and only a refresh (PREA) may do that.
+row closed in between, and only a refresh (PREA) may do that; and a request whose PRE
+was followed by the other direction's ACT at its bank keeps the bank after its next.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import addresses, conservation_errors, resolve, run_logged, violations
+from helpers import (
+    addresses,
+    banks_lost_twice,
+    conservation_errors,
+    resolve,
+    run_logged,
+    violations,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -83,6 +92,7 @@ def test_no_activated_row_is_closed_before_its_request_is_served(
     assert violations(path, None, over) == []
     assert conservation_errors(log, addr, is_write, mapping) == []
     assert closed_before_served(log, len(addr)) == []
+    assert banks_lost_twice(log) == []
     # so every ACT opens a row for a request's first activation, or re-opens one that a
     # refresh closed: no more ACTs than row misses + conflicts + refresh re-opens
     rb = s["row_buffer"]

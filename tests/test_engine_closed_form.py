@@ -22,6 +22,7 @@ from helpers import (
     NO_REFRESH,
     TIMINGS_2400,
     addresses,
+    banks_lost_twice,
     commands,
     cycles_of,
     resolve,
@@ -669,6 +670,40 @@ def test_write_drain_watermarks(tmp_path, n_writes):
         assert _column_runs(log) == [("WR", n_writes - WM_LO), ("RD", n_reads), ("WR", WM_LO)]
     assert s["turnaround"]["write_to_read"]["count"] == (n_writes >= WM_HI)
     assert violations(path, overrides=NO_REFRESH) == []
+
+
+def test_a_read_loses_its_bank_to_a_write_drain_once_not_twice(tmp_path):
+    # One bank, a 5-entry write queue (drain at 4 queued writes, back at 1). R0 opens row
+    # 0 at cycle 0; R1 (row 1) precharges it at A. Writes W2-W5 (row 2) arrive in the
+    # next cycles: the fourth starts a drain within R1's tRP, and the drain's ACT takes
+    # the bank at A + tRP (a PRE commits nothing: Ramulator 2 does the same) and serves
+    # W2-W4. Back in read mode R1 precharges row 2 again, and W6-W8 arrive in the next
+    # cycles: a drain starts within tRP again. This time R1 keeps the bank: its ACT and
+    # RD go first, and the drain waits for tRAS after R1's ACT. (Before, the drain took
+    # the bank again; with writes that never stop, as from closed-loop cores, R1
+    # precharged the writes' row after every drain, for ever.)
+    over = NO_REFRESH + ("controller.write_queue=5",)
+    act_w = A + tRP  # the first drain's ACT
+    wr = [act_w + tRCD + tCCD_L * i for i in range(3)]  # W2-W4; then 1 write is queued
+    pre2 = wr[-1] + CWL + tBL + tWR  # R1's second PRE: write recovery after W4's data
+    assert pre2 > act_w + tRAS  # (so tWR, not tRAS, sets it)
+    a = addresses(MAP, [dict(row=0), dict(row=1)]
+                  + [dict(row=2, column=8 * i) for i in range(7)])
+    w = [False, False] + [True] * 7
+    arrival = [0, A, A + 1, A + 2, A + 3, A + 4, pre2 + 1, pre2 + 2, pre2 + 3]
+    _, s, log, path = run_logged(tmp_path, a, w, arrival, overrides=over)
+    act1 = pre2 + tRP  # R1's ACT, before the second drain's
+    pre3 = act1 + tRAS  # the drain's PRE (later than R1's RD + tRTP)
+    wr2 = [pre3 + tRP + tRCD + tCCD_L * i for i in range(4)]  # W5-W8
+    assert sequence(log) == (
+        [(0, "ACT", 0), (tRCD, "RD", 0), (A, "PRE", 1), (act_w, "ACT", 2)]
+        + [(t, "WR", 2 + i) for i, t in enumerate(wr)]
+        + [(pre2, "PRE", 1), (act1, "ACT", 1), (act1 + tRCD, "RD", 1), (pre3, "PRE", 5),
+           (pre3 + tRP, "ACT", 5)]
+        + [(t, "WR", 5 + i) for i, t in enumerate(wr2)])
+    assert s["latency_cycles"]["read"]["max"] == act1 + tRCD + CL + tBL - A  # R1's
+    assert banks_lost_twice(log) == []
+    assert violations(path, overrides=over) == []
 
 
 def test_afap_with_one_outstanding_request(tmp_path):

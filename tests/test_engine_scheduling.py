@@ -9,7 +9,9 @@ their trace cycles into queues too large to ever fill. Then:
 - the write-drain state machine (enter at >= ceil(high * write_queue) queued writes or
   when no read waits; leave at <= floor(low * write_queue) while reads wait, or when no
   write is left; requests already activated do not count) predicts the direction of
-  every command but the column commands of activated requests;
+  every command but the column commands of activated requests and the ACTs of
+  requests that precharge their bank a second time (both go first after the mode
+  changed);
 - the latency statistics of the summary equal those computed from the log
   (RD + CL + tBL - arrival, WR + CWL + tBL - arrival; nearest-rank percentiles).
 """
@@ -109,6 +111,8 @@ def test_write_drain_state_machine_predicts_every_command(tmp_path, reqs, high, 
     # bank's slot (no longer counted by the watermarks) and may be served in either mode
     queued = [int((~is_write).sum()), int(is_write.sum())]  # reads, writes
     activated = set()
+    begun = set()  # requests that issued a PRE or ACT
+    held = set()  # requests that precharged their bank again: its next ACT is theirs
     write_mode = False
     for cmd, req in zip(log["command"], log["request"], strict=True):
         nr, nw = queued
@@ -119,8 +123,14 @@ def test_write_drain_state_machine_predicts_every_command(tmp_path, reqs, high, 
         if cmd in ("RD", "RDA", "WR", "WRA") and req in activated:
             activated.discard(req)
             continue
-        if req >= 0:
+        if cmd == "PRE" and req in begun:
+            held.add(req)
+        if cmd == "ACT" and req in held:
+            held.discard(req)
+        elif req >= 0:
             assert bool(is_write[req]) == write_mode, (cmd, req, queued)
+        if cmd in ("PRE", "ACT"):
+            begun.add(req)
         if cmd in ("RD", "RDA", "WR", "WRA", "ACT"):
             queued[int(is_write[req])] -= 1
         if cmd == "ACT":

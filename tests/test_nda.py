@@ -929,7 +929,17 @@ def test_host_mean_read_latency_within_1_3x_of_alone_where_the_host_is_not_satur
     using) and four interleaved streams, a request every 20 and 10 cycles, a quarter of
     them writes; row_hit_cap for the random host. (row_hit_cap lets up to N NDA row hits
     go ahead of a waiting host request: a host whose requests are row hits pays for each,
-    1.35x to 1.5x on a stream with the NDA in banks of its own, by design; README.)"""
+    1.35x to 1.5x on a stream with the NDA in banks of its own, by design; README.)
+
+    Saturated: the host alone waits for a queue slot (front-end wait) for 1 % or more of
+    its mean read latency. Then its latency is set by the queue it waits in, which any
+    extra traffic lengthens (2.1x with the NDAs for random reads on one rank, half the
+    banks, a request every 10 cycles: 6.5 % waiting; 1.3-17 % in the cases skipped). A
+    queue that fills in an occasional burst is not saturation: 0.3-0.9 % at a request
+    every 10 cycles for streams on 1 and 2 ranks and random reads on 2 and 4, within
+    1.16x with the NDAs. (The rule was "any front-end wait": the host with four streams
+    on one rank, a request every 20 cycles, waits 0.009 cycles per read on average since
+    the controller holds a bank a request precharged twice, and was skipped.)"""
     checked = 0
     for every in (20, 10):
         a, w, c = trace(kind, 3000, seed=ranks, write_ratio=0.25, timed_every=every)
@@ -940,8 +950,9 @@ def test_host_mean_read_latency_within_1_3x_of_alone_where_the_host_is_not_satur
             alone = sim.run_arrays(a, w, c, None, (
                 *base, "nda.enabled=true", f"nda.layout={layout}", "nda.repeat=true",
                 f"nda.launch_cycle={1 << 39}"), progress=False).summary()
-            if alone["latency_cycles"]["read"]["frontend_wait_mean"] > 0:
-                continue  # saturated: its queues fill up
+            lat = alone["latency_cycles"]["read"]
+            if lat["frontend_wait_mean"] >= 0.01 * lat["mean"]:
+                continue  # saturated (above)
             for kernel in ("AXPY", "DOT"):
                 for policy in BOUND_POLICIES if kind == "random" else ("host_first",):
                     s = sim.run_arrays(a, w, c, None, (

@@ -427,6 +427,11 @@ def _host_delayed(P, T, S, Xn, ch, rk, cmd, b, t):
             c = layout.RD + S.owner_q[hb]
             if _chain_delayed(T, S, Xn, cmd, b, t, hb, c, c):
                 return INF
+        elif S.resv_q[hb] == 1 - q and S.open_row[hb] < 0:
+            # precharged for a request before the write mode changed: its ACT goes first
+            n_act += 1
+            if _chain_delayed(T, S, Xn, cmd, b, t, hb, layout.ACT, layout.RD + 1 - q):
+                return INF
         n_req = S.pending[q, hb]
         if n_req == 0:
             continue
@@ -435,6 +440,8 @@ def _host_delayed(P, T, S, Xn, ch, rk, cmd, b, t):
             return INF
         if n_req > n_hit:
             if S.open_row[hb] < 0:
+                if S.resv_q[hb] == 1 - q:
+                    continue  # (the other queue's request's ACT: above)
                 first = layout.ACT
             elif S.owner_id[hb] >= 0 or (hit_first and n_hit > 0
                                          and (not capped or S.bypass[hb] < cap)):
