@@ -769,7 +769,7 @@ def _bank_phase(P, S, X, ch, t, q, features, quick):
             n_hit = hits_pending[b]
             if n_hit > 0:
                 ready = max(rank_col, e[node_bg[b], col], e[bank_node0 + b, col])
-                if bounds:
+                if quick:
                     bank_ready[b] = ready
                 if ready <= t:
                     ready_bank[n_ready] = b
@@ -779,7 +779,7 @@ def _bank_phase(P, S, X, ch, t, q, features, quick):
                     pass
                 elif ready <= nxt:
                     nxt, n_soon = _forecast(S, ch, nxt, n_soon, ready, b, 1)
-            elif bounds:
+            elif quick:
                 bank_ready[b] = INF  # (until its state changes, if no command below)
             if n_req > n_hit:
                 if open_row[b] < 0:
@@ -795,7 +795,7 @@ def _bank_phase(P, S, X, ch, t, q, features, quick):
                     cmd = PRE
                     ready = rank_pre
                 ready = max(ready, e[node_bg[b], cmd], e[bank_node0 + b, cmd])
-                if bounds and ready < bank_ready[b]:
+                if quick and ready < bank_ready[b]:
                     bank_ready[b] = ready
                 if ready <= t:
                     ready_bank[n_ready] = b
