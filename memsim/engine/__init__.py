@@ -314,7 +314,6 @@ class Engine:
             soon_bank=np.zeros((nch, 2 * nr * nbg * nba), i64),
             soon_hit=np.zeros((nch, 2 * nr * nbg * nba), i64),
             soon_n=np.zeros(nch, i64),
-            bank_ready=np.zeros((2, nb), i64),  # (0: every bank computed at first)
             F=F,
             heap=np.zeros(max_out + 1, i64),
             freed=np.zeros(1 << max_out.bit_length(), i64),

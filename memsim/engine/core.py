@@ -211,7 +211,6 @@ from memsim.engine.layout import (  # noqa: F401 - re-exported: core.X as before
     hist_index,
     lowest_bit,
     queue_link,
-    touch_bank,
 )
 
 # ---------------------------------------------------------------- node arithmetic
@@ -368,7 +367,6 @@ def _close_bank(P, S, b, t):
         S.counters[C_REF_REOPEN] += 1
     S.hits_pending[0, b] = 0
     S.hits_pending[1, b] = 0
-    touch_bank(S, b)
 
 
 @njit(**_INLINE)
@@ -400,7 +398,6 @@ def _issue_act(P, T, S, t, q, ch, i):
     S.n_owned_q[q, ch] += 1
     S.bypass[b] = 0
     S.last_use[b] = t
-    touch_bank(S, b)
     for qq in range(2):  # requests already queued for this row are now hits
         n = 0
         if S.pending[qq, b] == 0 or (qq == q and S.pending[qq, b] == 1):
@@ -484,7 +481,6 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
     _apply_constraints(P, T, S, cmd, b, t)
     S.hits_pending[q, b] -= 1
     S.pending[q, b] -= 1
-    touch_bank(S, b)
     if S.pending[q, b] == 0:
         S.pend_mask[q, rk] &= ~S.bank_bit[b]
     S.last_use[b] = t
@@ -707,14 +703,8 @@ def _host_blocked(S, X, rk, t, features):
     return False
 
 
-# Variants whose bank phase computes every bank each time (no ``bank_ready`` bounds): an
-# NDA changes banks' rows and a same-bank refresh holds banks outside the calls that
-# mark a bank changed (touch_bank), and both keep the forecast of the last bank phase.
-_NO_BOUNDS = F_NDA | F_REFSB
-
-
 @njit(**_INLINE)
-def _bank_phase(P, S, X, ch, t, q, features, quick):
+def _bank_phase(P, S, X, ch, t, q, features):
     """Phase 1 of scheduling, per bank: every queued request of a bank needs one of two
     commands (the column command if it hits the open row, else ACT or PRE), so
     readiness is computed per bank, not per request. Lists the banks with a ready
@@ -724,15 +714,7 @@ def _bank_phase(P, S, X, ch, t, q, features, quick):
     The banks reaching that earliest cycle are remembered in ``soon_*`` so that, if
     nothing changes on the channel until then, the next call can skip this phase.
     Only banks with queued requests are visited (``pend_mask``): with many ranks most
-    banks of a channel have none (random reads, 4 ranks: 24 of 64 on average).
-    Without NDAs and same-bank refresh (``_NO_BOUNDS``), each visited bank's ready
-    cycle is remembered (``bank_ready``, the earliest of its commands): a lower bound
-    of its readiness until its state changes, which resets it (``touch_bank``), since
-    ``earliest`` only grows. ``quick`` lists only the ready banks: banks whose bound is
-    still ahead are not computed, and no forecast is made (the scheduler makes the full
-    phase when nothing issues)."""
-    bounds = not features & _NO_BOUNDS
-    bank_ready = S.bank_ready[q]
+    banks of a channel have none (random reads, 4 ranks: 24 of 64 on average)."""
     hit_first = P[P_SCHED] >= SCHED_FRFCFS
     capped = P[P_SCHED] == SCHED_FRFCFS_CAP
     cap = P[P_CAP]
@@ -760,13 +742,6 @@ def _bank_phase(P, S, X, ch, t, q, features, quick):
         rank_act = max(e[cn, ACT], e[rn, ACT])
         rank_pre = max(e[cn, PRE], e[rn, PRE])
         m = S.pend_mask[q, rk]
-        if quick:
-            # only banks whose bound has come (a branch-free pass over the rank's bounds:
-            # testing each bank in the walk below mispredicts about half the time)
-            due = np.int64(0)
-            for i in range(per_rank):
-                due |= np.int64(bank_ready[b0 + i] <= t) << i
-            m &= due
         while m != 0:  # the banks with queued requests, in bank order
             b = b0 + lowest_bit(m)
             m &= m - 1
@@ -774,18 +749,12 @@ def _bank_phase(P, S, X, ch, t, q, features, quick):
             n_hit = hits_pending[b]
             if n_hit > 0:
                 ready = max(rank_col, e[node_bg[b], col], e[bank_node0 + b, col])
-                if quick:
-                    bank_ready[b] = ready
                 if ready <= t:
                     ready_bank[n_ready] = b
                     ready_hit[n_ready] = 1
                     n_ready += 1
-                elif quick:
-                    pass
                 elif ready <= nxt:
                     nxt, n_soon = _forecast(S, ch, nxt, n_soon, ready, b, 1)
-            elif quick:
-                bank_ready[b] = INF  # (until its state changes, if no command below)
             if n_req > n_hit:
                 if open_row[b] < 0:
                     cmd = ACT
@@ -800,18 +769,13 @@ def _bank_phase(P, S, X, ch, t, q, features, quick):
                     cmd = PRE
                     ready = rank_pre
                 ready = max(ready, e[node_bg[b], cmd], e[bank_node0 + b, cmd])
-                if quick and ready < bank_ready[b]:
-                    bank_ready[b] = ready
                 if ready <= t:
                     ready_bank[n_ready] = b
                     ready_hit[n_ready] = 0
                     n_ready += 1
-                elif quick:
-                    pass
                 elif ready <= nxt:
                     nxt, n_soon = _forecast(S, ch, nxt, n_soon, ready, b, 0)
-    if not quick:
-        S.soon_n[ch] = n_soon
+    S.soon_n[ch] = n_soon
     return n_ready, nxt
 
 
@@ -1052,18 +1016,13 @@ def _schedule_channel(P, T, S, X, ch, t, features):
             nxt = held_next
 
     per_rank = P[P_NBG] * P[P_NBA]
-    quick = False
     if clean:
         n_ready = S.soon_n[ch]
         banks = S.soon_bank[ch]
         hits = S.soon_hit[ch]
         bank_next = INF
     else:
-        # with bank_ready bounds and more than one rank, the ready banks only (the
-        # forecast below, if nothing issues); at one rank it would find nothing ready
-        # about as often as not, and the full phase follows (random reads: 1.7 of 3.0)
-        quick = not features & _NO_BOUNDS and P[P_NRANK] > 1
-        n_ready, bank_next = _bank_phase(P, S, X, ch, t, q, features, quick)
+        n_ready, bank_next = _bank_phase(P, S, X, ch, t, q, features)
         banks = S.ready_bank[ch]
         hits = S.ready_hit[ch]
 
@@ -1095,11 +1054,10 @@ def _schedule_channel(P, T, S, X, ch, t, features):
             _issue_column(P, T, S, X, t, q, ch, best, features)
         return t + 1
 
-    if clean or quick:
-        # nothing could issue after all (hits held back by the row-hit cap), or the
-        # quick phase made no forecast: the full bank phase finds when something next
-        # becomes ready
-        n_ready, bank_next = _bank_phase(P, S, X, ch, t, q, features, False)
+    if clean:
+        # nothing could issue after all (hits held back by the row-hit cap): the full
+        # bank phase finds when something next becomes ready
+        n_ready, bank_next = _bank_phase(P, S, X, ch, t, q, features)
     S.clean_at[ch] = bank_next
     if bank_next < nxt:
         nxt = bank_next

@@ -99,7 +99,6 @@ State = namedtuple("State", " ".join((
     "q_older q_newer",  # queues: each bank's requests, by age
     "wmode ch_next last_dir last_rank last_end",  # channels
     "clean_at soon_bank soon_hit soon_n",  # channels: the last bank phase's forecast
-    "bank_ready",  # per queue and bank: a lower bound of its next command's ready cycle
     "F heap freed counters bank_stats rank_stats hist log",  # front end, statistics, log
 )))
 
@@ -115,21 +114,11 @@ def hist_index(v):
 
 
 @njit(**_INLINE)
-def touch_bank(S, b):
-    """Bank ``b``'s next command may have changed (a request queued for it, a command
-    issued there, its row closed): the bank phase computes its readiness anew
-    (``bank_ready``, memsim.engine.core's docstring)."""
-    S.bank_ready[0, b] = 0
-    S.bank_ready[1, b] = 0
-
-
-@njit(**_INLINE)
 def queue_link(P, S, q, ch, k, b):
     """The request just put in slot ``k`` of queue ``q`` of channel ``ch`` (for bank
     ``b``) becomes the newest of its bank's requests in that queue (``q_older`` /
     ``q_newer``; memsim.engine.core's docstring). Every enqueue calls it."""
     head = P[P_QMASK] + 1 + b  # the bank's list head
-    touch_bank(S, b)
     last = S.q_older[q, ch, head]
     S.q_newer[q, ch, last] = k
     S.q_older[q, ch, k] = last
