@@ -242,6 +242,9 @@ class Engine:
         P[core.P_QMASK] = qmax - 1
         P[core.P_CYCLE] = scale
         P[core.P_FMASK] = (1 << max_out.bit_length()) - 1
+        if step and not timed:
+            raise ValueError("Engine: step=True needs timed=True (the loop records "
+                             "completions on the timed path)")
         P[core.P_STEP] = int(step)
         self.stepping = step
         self.P = P

@@ -531,10 +531,11 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
             S.F[F_FINAL_CYCLE] = done
         if P[P_TIMED] == 0:
             _heap_push(S, done)
+        elif P[P_STEP] != 0:  # (a stepped engine replays timed requests: engine/step.py;
+            # under the branch above, as fast as possible pays nothing for it)
+            step_complete(X[X_STEP], S.q_id[q, ch, i], done)
     if features & F_CORES:
         cores_complete(X[X_CORES], S.q_id[q, ch, i], q, ch, b, done, done - S.q_arr[q, ch, i])
-    if P[P_STEP] != 0:  # (run time: stepping is no variant of its own; engine/step.py)
-        step_complete(X[X_STEP], S.q_id[q, ch, i], done)
 
     _remove(P, S, q, ch, i)
 
@@ -1135,6 +1136,8 @@ def make_loop(features: int):
         tick = P[P_TICK] != 0
         stepping = P[P_STEP] != 0  # (a run-time branch, taken the same way every time)
         log_on = P[P_LOG] != 0
+        watch = log_on or stepping  # (one branch a decision when neither)
+        need_input = not final and not stepping
         log_cap = S.log.shape[0]
         # ticks per DRAM cycle (2 on DUO's half-cycle grid): the loop visits whole cycles
         # only, so commands issue on the rising clock edge; only data ends fall between
@@ -1145,11 +1148,11 @@ def make_loop(features: int):
         F = S.F
         t = F[F_NOW]
         while True:
-            if log_on and F[F_LOG_LEN] + log_room > log_cap:
-                F[F_NOW] = t
-                return LOG_FULL
-            if stepping:
-                if step_pause(X[X_STEP], t, nch):
+            if watch:
+                if log_on and F[F_LOG_LEN] + log_room > log_cap:
+                    F[F_NOW] = t
+                    return LOG_FULL
+                if stepping and step_pause(X[X_STEP], t, nch):
                     F[F_NOW] = t
                     return PAUSED
             if features & F_CORES:
@@ -1216,7 +1219,7 @@ def make_loop(features: int):
                 S.clean_at[ch] = -1
                 idx += 1
             F[F_IDX] = idx
-            if idx == n and not final and not stepping:
+            if idx == n and need_input:
                 F[F_NOW] = t
                 return NEED_INPUT
 
