@@ -5,7 +5,10 @@ Stepping is a run-time property of every loop variant (``P[P_STEP]``), not a var
 of its own: a SimPy model runs on the loop a trace replay of its config compiles (the
 plain loop, the NDA loop), so the user waits for no compile of their own and the test
 suite compiles two variants fewer. Not stepping, the loop pays one predictable branch
-per decision and per column command (measured: benchmarks/ab_speed.py, README Speed).
+per decision (the stop as the next event's candidate; the pause check shares the
+command log's branch) and, replaying timed, one per column command (the completion
+record sits on the timed path, so as fast as possible pays nothing there; a stepped
+engine is always timed). Measured: benchmarks/ab_speed.py, README Speed.
 Every engine's ``X[X_STEP]`` is a ``Step`` (one-element arrays when not stepping), so
 that the loop's argument types, and with them its compiled code, are the same.
 
