@@ -15,8 +15,8 @@ fast as possible; the mixed trace timestamped at one request every 3 cycles):
 - ``mech``: every loop variant of a mechanism (sub-banks: ERUCA, SALP-1, SALP-2, MASA;
   NDAs at 2 and 4 ranks; ECC: SEC-DED's decoder and in-line ECC's extra accesses) on the
   4 traces, open and closed page; closed-loop cores (alone and with ERUCA's sub-banks) on
-  the shipped core traces, and with NDAs; the SimPy front door (stepping variant, and
-  with NDAs) on the timed trace.
+  the shipped core traces, and with NDAs; the SimPy front door (the plain loop stepped,
+  and the NDA loop) on the timed trace.
 
 Each case records the SHA-256 of its command log (the CSV the engine writes, for plain
 cases its first nine columns, so that columns added for other mechanisms do not count;
@@ -130,7 +130,7 @@ def _core_traces() -> list[str]:
 
 def _simpy_run(addr, writes, cycles, preset, log):
     """The timed trace made by a SimPy process (one request per trace cycle, not
-    waiting for completions), through the stepping variant."""
+    waiting for completions), through the stepped loop (memsim.engine.step)."""
     import simpy
 
     from memsim.simpy import MemorySystem

@@ -21,11 +21,12 @@ order, after the requests made before it); its event fires at the end of its dat
 (read: RD + CL + tBL, write: WR + CWL + tBL) with the request's latency (in the clock's
 unit) as its value.
 
-There is no second timing model here: the compiled engine (its ``F_STEP`` variant) is
-run incrementally. A driver callback, scheduled after every SimPy event of its time
-(priority 2, behind SimPy's NORMAL 1), feeds the new requests and runs the engine up to
-the time of the next SimPy event or the first data end it learns of, whichever comes
-first; nothing that could still make a request is ever simulated past. The summary of a
+There is no second timing model here: the compiled engine (the loop variant a trace
+replay of the same config runs, stepped: memsim.engine.step) is run incrementally. A
+driver callback, scheduled after every SimPy event of its time (priority 2, behind
+SimPy's NORMAL 1), feeds the new requests and runs the engine up to the time of the next
+SimPy event or the first data end it learns of, whichever comes first;
+nothing that could still make a request is ever simulated past. The summary of a
 SimPy model that makes exactly a timestamped trace's requests equals ``memsim run``'s on
 that trace (tested).
 """

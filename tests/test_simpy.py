@@ -171,3 +171,40 @@ def test_readme_simpy_example_runs():
     # they span, row hits otherwise (and a refresh or two delaying a read)
     assert int(reads) == 1000
     assert (CL + tBL) * TCK < float(mean_ns) < (tRCD + CL + tBL) * TCK
+
+
+@pytest.mark.parametrize("preset", ["ddr4_2400_x8_1ch1r", "ddr4_2400_x8_1ch2r_nda_axpy"])
+def test_simpy_steps_the_loop_a_trace_replay_compiles(preset):
+    # stepping is a run-time flag (memsim.engine.step), not a loop variant: the stepped
+    # engine has the replay's loop and argument types, so numba compiles nothing new
+    import numba
+
+    from memsim import config
+    from memsim.dram import spec as spec_mod
+    from memsim.engine import Engine, core
+
+    cfg = config.load(preset)
+    spec = spec_mod.build(cfg)
+    replay, stepped = (Engine(cfg, spec, timed=True, step=s) for s in (False, True))
+    assert stepped.features == replay.features
+    assert replay.features == (core.F_NDA if cfg.nda.enabled else core.F_NONE)
+    assert stepped.loop is replay.loop
+    assert numba.typeof(stepped.X) == numba.typeof(replay.X)
+    assert (stepped.P[core.P_STEP], replay.P[core.P_STEP]) == (1, 0)
+
+
+def test_a_simpy_model_after_a_replay_compiles_nothing():
+    sim.run_arrays(np.array([0], np.int64), config="ddr4_2400_x8_1ch1r", progress=False)
+    env = simpy.Environment()
+    mem = MemorySystem(env, "ddr4_2400_x8_1ch1r", notify=False)
+    assert mem.jit_compiled is False
+    out = []
+
+    def one_read(env):
+        out.append((yield mem.read(0)))
+
+    env.process(one_read(env))
+    env.run()
+    # an idle bank: ACT at cycle 0, RD at tRCD, data from tRCD + CL for tBL cycles
+    assert out == [pytest.approx((tRCD + CL + tBL) * TCK)]
+    assert mem.close().reads == 1

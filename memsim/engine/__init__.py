@@ -242,6 +242,11 @@ class Engine:
         P[core.P_QMASK] = qmax - 1
         P[core.P_CYCLE] = scale
         P[core.P_FMASK] = (1 << max_out.bit_length()) - 1
+        if step and not timed:
+            raise ValueError("Engine: step=True needs timed=True (the loop records "
+                             "completions on the timed path)")
+        P[core.P_STEP] = int(step)
+        self.stepping = step
         self.P = P
 
         self.T = core.Tables(spec.latency, spec.window_prev, spec.window_scope,
@@ -341,13 +346,13 @@ class Engine:
             raise ConfigError(
                 f"dram.subbank_scheme: {spec.subbank_scheme!r} (dram.subbanks_per_bank {sb}): "
                 f"sub-banks cannot be combined with the SimPy front door "
-                f"(memsim.simpy.MemorySystem) yet (their hooks are not wired into each "
-                f"other's loop variants); replay a trace or use frontend.mode: cores instead")
+                f"(memsim.simpy.MemorySystem) yet (stepping the sub-bank scheduler is not "
+                f"tested); replay a trace or use frontend.mode: cores instead")
         if step and dev is not None and dev.refresh.same_bank and cfg.dram.refresh:
             raise ConfigError(
                 "dram.refresh_mode: 'same_bank' cannot be combined with the SimPy front "
-                "door (memsim.simpy.MemorySystem) yet (the REFsb controller is not wired "
-                "into its loop variant); replay a trace, or use dram.refresh_mode: "
+                "door (memsim.simpy.MemorySystem) yet (stepping the REFsb controller is "
+                "not tested); replay a trace, or use dram.refresh_mode: "
                 "all_bank or fine_granularity")
         if dev is not None and dev.refresh.same_bank and cfg.dram.refresh:
             self.features |= core.F_REFSB
@@ -358,11 +363,12 @@ class Engine:
         if cores is not None:
             self.features |= core.F_CORES
             self._set_x(core.X_CORES, _cores_state(cores, tick, nb, nch, scale))
-        if step:
-            self.features |= core.F_STEP
-            self._set_x(core.X_STEP, step_mod.Step(
-                ctl=np.zeros(step_mod.ST_LEN, i64), comp_id=np.zeros(step_capacity, i64),
-                comp_end=np.zeros(step_capacity, i64)))
+        # stepping: a run-time flag (P_STEP) of whichever variant the config needs, not
+        # a variant; every engine carries a Step (the loop's argument types stay the same)
+        cap = step_capacity if step else 1
+        self._set_x(core.X_STEP, step_mod.Step(
+            ctl=np.zeros(step_mod.ST_LEN, i64), comp_id=np.zeros(cap, i64),
+            comp_end=np.zeros(cap, i64)))
         # ECC: the command log gets a kind column; the engine's ECC variant when accesses
         # must be told apart (extra accesses, a decode latency at the controller)
         iface = spec.ecc
@@ -419,7 +425,7 @@ class Engine:
         args = (np.ascontiguousarray(arrival, np.int64), np.ascontiguousarray(is_write, np.int64),
                 np.ascontiguousarray(bank, np.int64), np.ascontiguousarray(row, np.int64),
                 np.ascontiguousarray(column, np.int64))
-        if final and self.features & core.F_STEP:
+        if final and self.stepping:
             self.X[core.X_STEP].ctl[step_mod.ST_STOP] = core.INF  # run to the end
         while True:
             status = self.loop(self.P, self.T, S, self.X, *args, np.int64(self.requests_fed),
@@ -465,13 +471,15 @@ class Engine:
             f"its bank's row open for ever: controller.scheduler=frfcfs_cap bounds them")
 
     def step(self, arrival, is_write, bank, row, column, stop: int):
-        """Simulate the cycles before DRAM cycle ``stop`` (the stepping variant), feeding
+        """Simulate the cycles before DRAM cycle ``stop`` (a stepped engine), feeding
         these requests (int64 arrays, arrivals in DRAM cycles at or after the engine's
         current cycle); the stop moves forward to the first data end of a request served
         meanwhile. Returns (how many of the requests entered the controller, lists of
         the ids and data-end cycles of the requests served: DRAM cycles, with a half
         on DUO's half-cycle grid). Requests that did not enter must be passed again
         (first) next time; their ids continue from those that did."""
+        if not self.stepping:
+            raise RuntimeError("Engine.step: the engine was built without step=True")
         X = self.X[core.X_STEP]
         ctl, F = X.ctl, self.S.F
         scale = self.time_scale

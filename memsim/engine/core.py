@@ -144,7 +144,6 @@ from memsim.engine.layout import (  # noqa: F401 - re-exported: core.X as before
     F_NREQ,
     F_REFSB,
     F_SCAN,
-    F_STEP,
     F_SUBBANK,
     HIST_LINEAR,
     HIST_SIZE,
@@ -168,6 +167,7 @@ from memsim.engine.layout import (  # noqa: F401 - re-exported: core.X as before
     P_REFRESH,
     P_RQ_CAP,
     P_SCHED,
+    P_STEP,
     P_TICK,
     P_TIMED,
     P_TIMEOUT,
@@ -457,8 +457,8 @@ def _count_turnaround(counters, earliest, n_ch, n_rank, n_bg, n_bank, cmd, k, pr
 def _issue_column(P, T, S, X, t, q, ch, i, features):
     """Serve request ``i`` of queue ``q`` (a row hit): RD/WR, or RDA/WRA when the page
     policy closes the row after its last pending hit. Records its statistics and
-    removes it from the queue; the cores and stepping variants learn when its data
-    burst ends."""
+    removes it from the queue; the cores variant and a stepped loop learn when its
+    data burst ends."""
     b = S.q_bank[q, ch, i]
     row = S.q_row[q, ch, i]
     rk = S.rank_of[b]
@@ -531,10 +531,11 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
             S.F[F_FINAL_CYCLE] = done
         if P[P_TIMED] == 0:
             _heap_push(S, done)
+        elif P[P_STEP] != 0:  # (a stepped engine replays timed requests: engine/step.py;
+            # under the branch above, as fast as possible pays nothing for it)
+            step_complete(X[X_STEP], S.q_id[q, ch, i], done)
     if features & F_CORES:
         cores_complete(X[X_CORES], S.q_id[q, ch, i], q, ch, b, done, done - S.q_arr[q, ch, i])
-    if features & F_STEP:
-        step_complete(X[X_STEP], S.q_id[q, ch, i], done)
 
     _remove(P, S, q, ch, i)
 
@@ -1091,7 +1092,7 @@ NEED_INPUT, DONE, LOG_FULL, STUCK, PAUSED, STARVED = 0, 1, 2, 3, 4, 5
 
 def _mechanism_sources(features: int) -> str:
     """A digest of the source of the mechanism modules compiled into a variant (and of
-    memsim.engine.layout, part of every variant). numba's
+    memsim.engine.layout and memsim.engine.step, part of every variant). numba's
     disk cache knows a compiled loop by this file (its time stamp) and by the loop's
     closure, not by the modules whose helpers are inlined into it: the digest goes into
     the closure, so that editing such a module compiles the variant anew."""
@@ -1099,9 +1100,10 @@ def _mechanism_sources(features: int) -> str:
     h = hashlib.sha256()
     # the shared constants and state layout: compile-time constants of every variant
     h.update(Path(layout.__file__).read_bytes())
+    # stepping's helpers: inlined into every variant (a run-time flag, engine/step.py)
+    h.update(Path(step_engine.__file__).read_bytes())
     for bit, module in ((F_SUBBANK, subbank), (F_NDA, nda), (F_ECC, ecc_engine),
-                        (F_CORES, cores_engine), (F_STEP, step_engine),
-                        (F_REFSB, refresh_engine)):
+                        (F_CORES, cores_engine), (F_REFSB, refresh_engine)):
         if features & bit:
             h.update(Path(module.__file__).read_bytes())
     return h.hexdigest()[:16]
@@ -1123,8 +1125,8 @@ def make_loop(features: int):
         chunk), or DONE when every request has completed (STUCK: no event can ever
         come, a bug the caller reports). The cores variant takes its requests from the
         cores (the chunk is empty), and returns STARVED when a request has waited past
-        its progress guard; the stepping variant returns PAUSED at its stop cycle
-        instead of NEED_INPUT."""
+        its progress guard. A stepped loop (``P[P_STEP]``, engine/step.py) returns
+        PAUSED at its stop cycle instead of NEED_INPUT."""
         if features < 0:  # never: puts ``sources`` in the closure (the cache key)
             return len(sources)
         n = arrival.size
@@ -1132,7 +1134,10 @@ def make_loop(features: int):
         timed = P[P_TIMED] != 0
         timed_int = P[P_TIMED]
         tick = P[P_TICK] != 0
+        stepping = P[P_STEP] != 0  # (a run-time branch, taken the same way every time)
         log_on = P[P_LOG] != 0
+        watch = log_on or stepping  # (one branch a decision when neither)
+        need_input = not final and not stepping
         log_cap = S.log.shape[0]
         # ticks per DRAM cycle (2 on DUO's half-cycle grid): the loop visits whole cycles
         # only, so commands issue on the rising clock edge; only data ends fall between
@@ -1143,11 +1148,11 @@ def make_loop(features: int):
         F = S.F
         t = F[F_NOW]
         while True:
-            if log_on and F[F_LOG_LEN] + log_room > log_cap:
-                F[F_NOW] = t
-                return LOG_FULL
-            if features & F_STEP:
-                if step_pause(X[X_STEP], t, nch):
+            if watch:
+                if log_on and F[F_LOG_LEN] + log_room > log_cap:
+                    F[F_NOW] = t
+                    return LOG_FULL
+                if stepping and step_pause(X[X_STEP], t, nch):
                     F[F_NOW] = t
                     return PAUSED
             if features & F_CORES:
@@ -1214,7 +1219,7 @@ def make_loop(features: int):
                 S.clean_at[ch] = -1
                 idx += 1
             F[F_IDX] = idx
-            if idx == n and not final and not features & F_STEP:
+            if idx == n and need_input:
                 F[F_NOW] = t
                 return NEED_INPUT
 
@@ -1276,7 +1281,7 @@ def make_loop(features: int):
                 cand = cores_next(P, S, X[X_CORES], t)
                 if cand < nxt:
                     nxt = cand
-            if features & F_STEP:
+            if stepping:
                 cand = step_stop(X[X_STEP])
                 if cand < nxt:
                     nxt = cand

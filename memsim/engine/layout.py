@@ -41,7 +41,9 @@ CAT_NONE, CAT_HIT, CAT_MISS, CAT_CONFLICT = -1, 0, 1, 2
 # Indices into the parameter array P.
 (P_NCH, P_NRANK, P_NBG, P_NBA, P_SCHED, P_POLICY, P_TIMEOUT, P_CAP, P_RQ_CAP, P_WQ_CAP,
  P_WM_HI, P_WM_LO, P_TIMED, P_MAX_OUT, P_REFRESH, P_TREFI, P_TRFC, P_TICK, P_LOG, P_QMASK,
- P_CYCLE, P_FMASK, P_LEN) = range(23)
+ P_CYCLE, P_FMASK, P_STEP, P_LEN) = range(24)
+# P_STEP: 1 when the engine is stepped (memsim.engine.step, the SimPy front door), a
+# run-time flag of every loop variant rather than a variant of its own
 
 # Indices into the front-end / clock scalar array F.
 (F_NOW, F_IDX, F_NFREED, F_HEAP, F_FINAL_CYCLE, F_SCAN, F_LOG_LEN, F_NREQ,
@@ -149,7 +151,8 @@ F_NONE = 0
 F_SUBBANK = 1  # sub-banks / sub-arrays below the bank (ERUCA, SALP, MASA)
 F_NDA = 2  # near-data accelerators: a second command source per rank
 F_CORES = 4  # closed-loop cores as the front end
-F_STEP = 8  # run to a given cycle and report completions (the SimPy front door)
+# (8 was F_STEP, the SimPy front door's variants: stepping is now P_STEP, a run-time
+# flag of every variant, memsim.engine.step)
 F_ECC = 16  # accesses of several kinds: ECC extra accesses, decode latency (engine/ecc.py)
 F_REFSB = 32  # same-bank refresh (REFsb) instead of all-bank REF (engine/refresh.py)
 X_SUBBANK, X_NDA, X_CORES, X_STEP, X_ECC, X_REFSB, X_LEN = range(7)

@@ -1,5 +1,16 @@
-"""Stepping: the ``F_STEP`` loop variant runs to a given DRAM cycle and reports the
-requests completed meanwhile (what the SimPy front door, ``memsim.simpy``, needs).
+"""Stepping: a loop runs to a given DRAM cycle and reports the requests completed
+meanwhile (what the SimPy front door, ``memsim.simpy``, needs).
+
+Stepping is a run-time property of every loop variant (``P[P_STEP]``), not a variant
+of its own: a SimPy model runs on the loop a trace replay of its config compiles (the
+plain loop, the NDA loop), so the user waits for no compile of their own and the test
+suite compiles two variants fewer. Not stepping, the loop pays one predictable branch
+per decision (the stop as the next event's candidate; the pause check shares the
+command log's branch) and, replaying timed, one per column command (the completion
+record sits on the timed path, so as fast as possible pays nothing there; a stepped
+engine is always timed). Measured: benchmarks/ab_speed.py, README Speed.
+Every engine's ``X[X_STEP]`` is a ``Step`` (one-element arrays when not stepping), so
+that the loop's argument types, and with them its compiled code, are the same.
 
 ``Step.ctl[ST_STOP]`` is the cycle the loop stops at (that cycle is not simulated yet);
 every column command appends its request's id and data-end cycle to ``comp_id`` /
@@ -17,11 +28,8 @@ from collections import namedtuple
 from numba import njit
 
 from memsim.engine.jit import INLINE as _INLINE
-from memsim.engine.layout import F_STEP
 
-# the variants whose loops run this module's helpers (memsim.engine.jit.in_variant)
-JIT_FEATURE = F_STEP
-
+# (no JIT_FEATURE: every variant's loop runs these helpers; memsim.engine.jit.in_variant)
 Step = namedtuple("Step", "ctl comp_id comp_end")
 ST_STOP, ST_N, ST_LEN = range(3)
 
