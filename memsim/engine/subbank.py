@@ -82,7 +82,7 @@ RESOURCES = ("row_path", "bg_bus", "tfaw", "column_path")
 K_NONE, K_HIT, K_OTHER, K_ROWPATH = -1, 0, 1, 2
 
 SubbankState = namedtuple("SubbankState", " ".join((
-    "p node_bus node_pow node_cp bus_of pw",
+    "p node_bus node_pow node_cp bus_of pw nodes bank_of first_of bg_of",
     "selected sel_req sel_q pre_done act_at last_row rp_since work cand",
     "n_open open_since open_acc busy_acc last_bus last_col_bg last_col_bus counters",
 )))
@@ -94,9 +94,10 @@ SubbankState = namedtuple("SubbankState", " ".join((
 # 2.7 GB (before memsim.engine.jit's inlining rule: over 7 GB and many minutes).
 
 
-def build_state(spec, cfg, nodes: dict) -> SubbankState:
+def build_state(spec, cfg, nodes: dict, S) -> SubbankState:
     """The sub-bank state of an engine. ``nodes`` holds the unit count and the first
-    node ids of the extra node kinds (built by Engine)."""
+    node ids of the extra node kinds (built by Engine); ``S`` the core state (its units'
+    node ids)."""
     from memsim.dram import subbank as data
 
     i64 = np.int64
@@ -130,13 +131,26 @@ def build_state(spec, cfg, nodes: dict) -> SubbankState:
     n_banks = nu // sb
     n_bg = nu // per_bg
     n_ranks = nu // per_rank
+    node_bus = nodes["bus"] + (units // per_bg) * buses + bus_of
+    node_pow = nodes["power"] + units // per_rank
+    node_cp = nodes["column_path"] + units
+    # the seven timing nodes of each unit in one row (the core's four, then bus, power
+    # and column path), for :func:`ready`
+    unit_nodes = np.zeros((nu, 8), i64)
+    for k, col in enumerate((S.node_ch, S.node_rank, S.node_bg, S.node_bank, node_bus,
+                             node_pow, node_cp)):
+        unit_nodes[:, k] = col
     return SubbankState(
         p=p,
-        node_bus=nodes["bus"] + (units // per_bg) * buses + bus_of,
-        node_pow=nodes["power"] + units // per_rank,
-        node_cp=nodes["column_path"] + units,
+        node_bus=node_bus,
+        node_pow=node_pow,
+        node_cp=node_cp,
         bus_of=bus_of,
         pw=np.ascontiguousarray(spec.power_window, dtype=i64).reshape(-1, 4),
+        nodes=unit_nodes,
+        bank_of=units // sb,
+        first_of=units - units % sb,
+        bg_of=units // per_bg,
         selected=np.full(n_banks, -1, i64),
         sel_req=np.full(n_banks, -1, i64),
         sel_q=np.full(n_banks, -1, i64),
@@ -171,17 +185,15 @@ def finish(Z: SubbankState, end: int) -> tuple[int, int]:
 def ready(S, Z, cmd, u):
     """Earliest cycle ``cmd`` may issue at unit ``u``: core's four nodes, then the unit's
     bank-group bus, its rank's power node and its column-path node."""
-    r = core._ready(S, cmd, u)
+    # (the unit's seven node ids in one row of Z.nodes: one cache line, where core's
+    # four arrays and the three of the sub-banks were seven dependent loads apart)
     e = S.earliest
-    x = e[Z.node_bus[u], cmd]
-    if x > r:
-        r = x
-    x = e[Z.node_pow[u], cmd]
-    if x > r:
-        r = x
-    x = e[Z.node_cp[u], cmd]
-    if x > r:
-        r = x
+    n = Z.nodes[u]
+    r = e[n[0], cmd]
+    for k in range(1, 7):
+        x = e[n[k], cmd]
+        if x > r:
+            r = x
     return r
 
 
@@ -315,7 +327,7 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t):
     """The next command for a request of queue ``q`` to unit ``u`` and ``row``: (command,
     unit it addresses, kind K_*, earliest cycle a state rule allows it)."""
     sb = Z.p[ZP_SB]
-    first = u - u % sb
+    first = Z.first_of[u]  # (a table: integer division is slow in the scan)
     orow = S.open_row[u]
     wait = np.int64(0)
     if orow == row:
@@ -330,11 +342,11 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t):
                     return layout.PRE, s, K_HIT, wait
                 if Z.pre_done[s] > wait:
                     wait = Z.pre_done[s]  # an auto-precharge still under way
-        if Z.p[ZP_SELECT] != 0 and Z.selected[u // sb] != u:
+        if Z.p[ZP_SELECT] != 0 and Z.selected[Z.bank_of[u]] != u:
             # MASA: select the sub-array first, but not while the bank's selection
             # waits for its column command, and only when this column command can
             # follow within tSCD (an earlier SA_SEL would be superseded meanwhile)
-            if _selection_held(S, Z, u // sb, u):
+            if _selection_held(S, Z, Z.bank_of[u], u):
                 return -1, u, K_NONE, wait
             at = ready(S, Z, layout.RD + q, u) - Z.p[ZP_TSCD]
             if at > wait:
@@ -348,7 +360,7 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t):
     rule = Z.p[ZP_ACT]
     salp2 = Z.p[ZP_COLCLOSED] != 0
     if rule == ACT_ANY and not salp2:
-        if Z.p[ZP_SELECT] != 0 and _selection_held(S, Z, u // sb, u):
+        if Z.p[ZP_SELECT] != 0 and _selection_held(S, Z, Z.bank_of[u], u):
             return -1, u, K_NONE, wait  # MASA: an ACT selects its sub-array
         return layout.ACT, u, K_OTHER, wait
     path = rule == ACT_COMPATIBLE and Z.p[ZP_LATCH] == 0
@@ -548,7 +560,7 @@ def _priority(P, Z, sched, kind, u, j):
         return 0 if kind == K_HIT else 1
     if kind == K_HIT:
         if Z.p[ZP_OTHERBUS] != 0 and Z.p[ZP_BUSES] > 1 and \
-                Z.last_bus[u // P[layout.P_NBA]] == Z.bus_of[u]:
+                Z.last_bus[Z.bg_of[u]] == Z.bus_of[u]:
             return 1
         return 0
     if kind == K_ROWPATH and Z.p[ZP_AVOID] != 0 and j > 0:
@@ -615,31 +627,43 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
     # rows still have work (a queued hit, or an ACT compatible with every open sibling,
     # marked in ``work`` as the scan meets them), so it is decided after the scan
     avoid = sched == SCHED_ERUCA and Z.p[ZP_AVOID] != 0
-    sb = Z.p[ZP_SB]
     n_cand = 0
     best_j = n_scan
     age_cap = Z.p[ZP_AGECAP]
+    # (a refresh waiting on a rank of the channel is rare: then each request is checked)
+    refs = False
+    for rk in range(ch * P[layout.P_NRANK], (ch + 1) * P[layout.P_NRANK]):
+        if S.ref_pending[rk] != 0:
+            refs = True
+    q_bank = S.q_bank[q, ch]
+    q_row = S.q_row[q, ch]
+    q_arr = S.q_arr[q, ch]
     for j in range(n_scan):
         i = (head + j) & mask
-        u = S.q_bank[q, ch, i]
-        if S.ref_pending[S.rank_of[u]] != 0:
+        u = q_bank[i]
+        if refs and S.ref_pending[S.rank_of[u]] != 0:
             continue
-        cmd, x, kind, wait = _next(P, S, Z, q, u, S.q_row[q, ch, i], hit_first, capped,
-                                   scan, t)
+        cmd, x, kind, wait = _next(P, S, Z, q, u, q_row[i], hit_first, capped, scan, t)
         if kind == K_NONE:
             continue
         # the age cap: avoidance never holds a request that has waited that long
-        held = avoid and (age_cap == 0 or t - S.q_arr[q, ch, i] < age_cap)
-        if avoid and (kind == K_HIT or (cmd == layout.ACT and Z.n_open[u // sb] > 0)):
-            Z.work[u // sb] = scan
+        held = avoid and (age_cap == 0 or t - q_arr[i] < age_cap)
+        if avoid and (kind == K_HIT or (cmd == layout.ACT and Z.n_open[Z.bank_of[u]] > 0)):
+            Z.work[Z.bank_of[u]] = scan
         if kind == K_HIT and capped and S.scan_stamp[u] == scan and S.bypass[u] >= cap:
             continue  # the row-hit cap: an older request to this unit's row goes first
+        prio = _priority(P, Z, sched, kind, u, j if held else 0)
+        if best >= 0 and prio >= best_prio:
+            # it cannot be chosen (a ready older request goes first at equal priority,
+            # and a row-path candidate only wins a tie against a younger one), and once
+            # a command is chosen the forecast ``nxt`` is not used: its timing is not
+            # looked up (the lookups were the largest part of the scan)
+            continue
         r = max(ready(S, Z, cmd, x), wait)
         if r > t:
             if r < nxt:
                 nxt = r
             continue
-        prio = _priority(P, Z, sched, kind, u, j if held else 0)
         if held and kind == K_ROWPATH:
             Z.cand[0, n_cand] = j
             Z.cand[1, n_cand] = cmd
@@ -659,7 +683,7 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
         j = Z.cand[0, k]
         i = (head + j) & mask
         prio = Z.cand[3, k]
-        if Z.work[S.q_bank[q, ch, i] // sb] == scan:
+        if Z.work[Z.bank_of[q_bank[i]]] == scan:
             continue
         if prio < best_prio or (prio == best_prio and j < best_j):
             best_prio = prio
