@@ -83,7 +83,7 @@ K_NONE, K_HIT, K_OTHER, K_ROWPATH = -1, 0, 1, 2
 
 SubbankState = namedtuple("SubbankState", " ".join((
     "p node_bus node_pow node_cp bus_of pw nodes bank_of first_of bg_of",
-    "selected sel_req sel_q pre_done act_at last_row rp_since work cand",
+    "selected sel_req sel_q pre_done act_at last_row rp_since work cand soon soon_n soon_q",
     "n_open open_since open_acc busy_acc last_bus last_col_bg last_col_bus counters",
 )))
 
@@ -160,6 +160,10 @@ def build_state(spec, cfg, nodes: dict, S) -> SubbankState:
         rp_since=np.full(nu, -1, i64),
         work=np.zeros(n_banks, i64),
         cand=np.zeros((4, max(cfg.controller.read_queue, cfg.controller.write_queue)), i64),
+        soon=np.zeros((cfg.dram.channels, 6,
+                       max(cfg.controller.read_queue, cfg.controller.write_queue)), i64),
+        soon_n=np.zeros(cfg.dram.channels, i64),
+        soon_q=np.full(cfg.dram.channels, -1, i64),
         n_open=np.zeros(n_banks, i64),
         open_since=np.zeros(n_banks, i64),
         open_acc=np.zeros(n_banks, i64),
@@ -605,6 +609,68 @@ def _pick_owned(P, S, Z, ch, t, q, scan):
 
 
 @njit(**_INLINE)
+def _forecast_exact(P, Z):
+    """Whether a scan that found nothing ready foretells the next one exactly, when the
+    channel wakes at the cycle it returned with nothing changed: no rule of the scan then
+    depends on the cycle (the row-hit cap marks units per scan, the age cap and the page
+    timeout count cycles; the eruca scheduler's age cap too, but the scan notes the
+    first cycle at which it lets a held request go: see _pick_queue)."""
+    return P[layout.P_SCHED] != layout.SCHED_FRFCFS_CAP and \
+        P[layout.P_POLICY] != layout.PAGE_TIMEOUT
+
+
+@njit(**_INLINE)
+def _record_soon(Z, ch, q, q_bank, head, mask, scan, soon, n_soon, nxt):
+    """A scan of queue ``q`` that found nothing ready: keep, in age order, the requests
+    whose command becomes ready first (at ``nxt``), for :func:`_pick_soon`. Every
+    request was visited (nothing ready: no row hit ended the scan), so the banks marked
+    in ``work`` are the ones the next scan would mark: a row-path candidate of a marked
+    bank can never be chosen then and is left out (so are those ready already: each was
+    held by a mark, as nothing was chosen)."""
+    n = 0
+    for k in range(n_soon):
+        if soon[4, k] != nxt:
+            continue
+        if soon[5, k] != 0 and Z.work[Z.bank_of[q_bank[(head + soon[0, k]) & mask]]] == scan:
+            continue
+        for c in range(6):
+            soon[c, n] = soon[c, k]
+        n += 1
+    Z.soon_n[ch] = n
+    Z.soon_q[ch] = q
+
+
+@njit(**_INLINE)
+def _pick_soon(P, S, Z, ch):
+    """What :func:`_pick_queue` would choose at the cycle the last scan of the channel
+    foretold, nothing having changed since (:func:`_record_soon`): the ready requests
+    are the ones kept, with the same commands, priorities and marks. Returns (the
+    request's slot or -1, command, unit)."""
+    soon = Z.soon[ch]
+    n = Z.soon_n[ch]
+    best_k = -1
+    best_prio = 99
+    for k in range(n):
+        if soon[5, k] == 0 and soon[3, k] < best_prio:
+            best_prio = soon[3, k]
+            best_k = k
+            if best_prio == 0:
+                break
+    if best_prio > 0:
+        # row-path candidates, decided after the scan (ties: the older request)
+        for k in range(n):
+            if soon[5, k] != 0 and (soon[3, k] < best_prio or (
+                    soon[3, k] == best_prio and soon[0, k] < soon[0, best_k])):
+                best_prio = soon[3, k]
+                best_k = k
+    if best_k < 0:
+        return -1, -1, -1
+    q = Z.soon_q[ch]
+    i = (S.q_head[q, ch] + soon[0, best_k]) & P[layout.P_QMASK]
+    return i, soon[1, best_k], soon[2, best_k]
+
+
+@njit(**_INLINE)
 def _pick_queue(P, S, Z, ch, t, q, scan):
     """The command for the queue the write mode serves, by the scheduler's priority.
     Returns (the request's slot or -1, command, unit, next cycle at which a command of
@@ -638,6 +704,10 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
     q_bank = S.q_bank[q, ch]
     q_row = S.q_row[q, ch]
     q_arr = S.q_arr[q, ch]
+    soon = Z.soon[ch]
+    n_soon = 0
+    Z.soon_q[ch] = -1
+    flip = layout.INF
     for j in range(n_scan):
         i = (head + j) & mask
         u = q_bank[i]
@@ -648,6 +718,8 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
             continue
         # the age cap: avoidance never holds a request that has waited that long
         held = avoid and (age_cap == 0 or t - q_arr[i] < age_cap)
+        if held and kind == K_ROWPATH and age_cap != 0 and q_arr[i] + age_cap < flip:
+            flip = q_arr[i] + age_cap  # (from then on it is no longer held)
         if avoid and (kind == K_HIT or (cmd == layout.ACT and Z.n_open[Z.bank_of[u]] > 0)):
             Z.work[Z.bank_of[u]] = scan
         if kind == K_HIT and capped and S.scan_stamp[u] == scan and S.bypass[u] >= cap:
@@ -661,8 +733,16 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
             continue
         r = max(ready(S, Z, cmd, x), wait)
         if r > t:
-            if r < nxt:
+            if r <= nxt:
                 nxt = r
+                if best < 0:  # (the forecast: see _record_soon)
+                    soon[0, n_soon] = j
+                    soon[1, n_soon] = cmd
+                    soon[2, n_soon] = x
+                    soon[3, n_soon] = prio
+                    soon[4, n_soon] = r
+                    soon[5, n_soon] = held and kind == K_ROWPATH
+                    n_soon += 1
             continue
         if held and kind == K_ROWPATH:
             Z.cand[0, n_cand] = j
@@ -692,6 +772,8 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
             best_cmd = Z.cand[1, k]
             best_x = Z.cand[2, k]
     if best < 0:
+        if not refs and nxt < flip and _forecast_exact(P, Z):
+            _record_soon(Z, ch, q, q_bank, head, mask, scan, soon, n_soon, nxt)
         return -1, best_cmd, best_x, nxt
     u = S.q_bank[q, ch, best]
     if best_prio == 0 and capped and S.scan_stamp[u] == scan and \
@@ -701,10 +783,21 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
 
 
 @njit(**_INLINE)
+def _no_refresh_waits(P, S, ch):
+    for rk in range(ch * P[layout.P_NRANK], (ch + 1) * P[layout.P_NRANK]):
+        if S.ref_pending[rk] != 0:
+            return False
+    return True
+
+
+@njit(**_INLINE)
 def schedule_channel(P, T, S, X, ch, t, features):
     """Issue at most one command on channel ``ch`` at cycle ``t`` (the sub-bank variant
     of core._schedule_channel). Returns the next cycle this channel needs attention."""
     Z = X[X_SUBBANK]
+    # woken at the cycle the last scan foretold, nothing changed on the channel since
+    # (an enqueue, a command or a refresh resets clean_at): see _pick_soon
+    clean = S.clean_at[ch] == t
     S.clean_at[ch] = -1
     core._update_write_mode(P, S, X, ch, t, features)
     nxt = layout.INF
@@ -729,9 +822,15 @@ def schedule_channel(P, T, S, X, ch, t, features):
             nxt = owned_next
     if i < 0:
         qi = q
-        i, cmd, x, queue_next = _pick_queue(P, S, Z, ch, t, q, scan)
-        if i < 0 and queue_next < nxt:
-            nxt = queue_next
+        if clean and Z.soon_q[ch] == q and _no_refresh_waits(P, S, ch):
+            i, cmd, x = _pick_soon(P, S, Z, ch)
+        if i < 0:
+            i, cmd, x, queue_next = _pick_queue(P, S, Z, ch, t, q, scan)
+            if i < 0:
+                if queue_next < nxt:
+                    nxt = queue_next
+                if Z.soon_q[ch] >= 0:
+                    S.clean_at[ch] = queue_next
     if i >= 0:
         _issue(P, T, S, X, Z, t, qi, ch, i, cmd, x, features)
         return t + 1
