@@ -31,7 +31,10 @@ scan in which the bank's open rows last had work, see :func:`_pick_queue`) and t
 open-unit integral (``n_open``, ``open_since``, ``open_acc``, ``busy_acc``); per bank
 group ``last_bus``; per rank the bank group and bus of the last column command;
 ``counters`` (ZC_*); ``cand`` the eruca scheduler's scratch (row-path precharges
-decided after the scan).
+decided after the scan); per channel ``soon`` / ``soon_n`` / ``soon_q``, the forecast
+of a scan that found nothing ready (:func:`_record_soon`). Tables per unit, so that the
+scan divides nothing: ``nodes`` its seven timing nodes (:func:`ready`), ``bank_of``,
+``first_of`` (its first sibling) and ``bg_of`` (its bank group).
 """
 
 from __future__ import annotations
