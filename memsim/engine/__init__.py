@@ -340,7 +340,7 @@ class Engine:
                                                          self.modules or 1))
         if sb > 1:
             self.features |= core.F_SUBBANK
-            self._set_x(core.X_SUBBANK, subbank.build_state(spec, cfg, extra))
+            self._set_x(core.X_SUBBANK, subbank.build_state(spec, cfg, extra, self.S))
         # (the cores front end works with sub-banks and with NDAs: their own variants)
         if step and sb > 1:
             raise ConfigError(

@@ -31,7 +31,10 @@ scan in which the bank's open rows last had work, see :func:`_pick_queue`) and t
 open-unit integral (``n_open``, ``open_since``, ``open_acc``, ``busy_acc``); per bank
 group ``last_bus``; per rank the bank group and bus of the last column command;
 ``counters`` (ZC_*); ``cand`` the eruca scheduler's scratch (row-path precharges
-decided after the scan).
+decided after the scan); per channel ``soon`` / ``soon_n`` / ``soon_q``, the forecast
+of a scan that found nothing ready (:func:`_record_soon`). Tables per unit, so that the
+scan divides nothing: ``nodes`` its seven timing nodes (:func:`ready`), ``bank_of``,
+``first_of`` (its first sibling) and ``bg_of`` (its bank group).
 """
 
 from __future__ import annotations
@@ -82,8 +85,8 @@ RESOURCES = ("row_path", "bg_bus", "tfaw", "column_path")
 K_NONE, K_HIT, K_OTHER, K_ROWPATH = -1, 0, 1, 2
 
 SubbankState = namedtuple("SubbankState", " ".join((
-    "p node_bus node_pow node_cp bus_of pw",
-    "selected sel_req sel_q pre_done act_at last_row rp_since work cand",
+    "p node_bus node_pow node_cp bus_of pw nodes bank_of first_of bg_of",
+    "selected sel_req sel_q pre_done act_at last_row rp_since work cand soon soon_n soon_q",
     "n_open open_since open_acc busy_acc last_bus last_col_bg last_col_bus counters",
 )))
 
@@ -94,9 +97,10 @@ SubbankState = namedtuple("SubbankState", " ".join((
 # 2.7 GB (before memsim.engine.jit's inlining rule: over 7 GB and many minutes).
 
 
-def build_state(spec, cfg, nodes: dict) -> SubbankState:
+def build_state(spec, cfg, nodes: dict, S) -> SubbankState:
     """The sub-bank state of an engine. ``nodes`` holds the unit count and the first
-    node ids of the extra node kinds (built by Engine)."""
+    node ids of the extra node kinds (built by Engine); ``S`` the core state (its units'
+    node ids)."""
     from memsim.dram import subbank as data
 
     i64 = np.int64
@@ -130,13 +134,26 @@ def build_state(spec, cfg, nodes: dict) -> SubbankState:
     n_banks = nu // sb
     n_bg = nu // per_bg
     n_ranks = nu // per_rank
+    node_bus = nodes["bus"] + (units // per_bg) * buses + bus_of
+    node_pow = nodes["power"] + units // per_rank
+    node_cp = nodes["column_path"] + units
+    # the seven timing nodes of each unit in one row (the core's four, then bus, power
+    # and column path), for :func:`ready`
+    unit_nodes = np.zeros((nu, 8), i64)
+    for k, col in enumerate((S.node_ch, S.node_rank, S.node_bg, S.node_bank, node_bus,
+                             node_pow, node_cp)):
+        unit_nodes[:, k] = col
     return SubbankState(
         p=p,
-        node_bus=nodes["bus"] + (units // per_bg) * buses + bus_of,
-        node_pow=nodes["power"] + units // per_rank,
-        node_cp=nodes["column_path"] + units,
+        node_bus=node_bus,
+        node_pow=node_pow,
+        node_cp=node_cp,
         bus_of=bus_of,
         pw=np.ascontiguousarray(spec.power_window, dtype=i64).reshape(-1, 4),
+        nodes=unit_nodes,
+        bank_of=units // sb,
+        first_of=units - units % sb,
+        bg_of=units // per_bg,
         selected=np.full(n_banks, -1, i64),
         sel_req=np.full(n_banks, -1, i64),
         sel_q=np.full(n_banks, -1, i64),
@@ -146,6 +163,10 @@ def build_state(spec, cfg, nodes: dict) -> SubbankState:
         rp_since=np.full(nu, -1, i64),
         work=np.zeros(n_banks, i64),
         cand=np.zeros((4, max(cfg.controller.read_queue, cfg.controller.write_queue)), i64),
+        soon=np.zeros((cfg.dram.channels, 6,
+                       max(cfg.controller.read_queue, cfg.controller.write_queue)), i64),
+        soon_n=np.zeros(cfg.dram.channels, i64),
+        soon_q=np.full(cfg.dram.channels, -1, i64),
         n_open=np.zeros(n_banks, i64),
         open_since=np.zeros(n_banks, i64),
         open_acc=np.zeros(n_banks, i64),
@@ -171,17 +192,15 @@ def finish(Z: SubbankState, end: int) -> tuple[int, int]:
 def ready(S, Z, cmd, u):
     """Earliest cycle ``cmd`` may issue at unit ``u``: core's four nodes, then the unit's
     bank-group bus, its rank's power node and its column-path node."""
-    r = core._ready(S, cmd, u)
+    # (the unit's seven node ids in one row of Z.nodes: one cache line, where core's
+    # four arrays and the three of the sub-banks were seven dependent loads apart)
     e = S.earliest
-    x = e[Z.node_bus[u], cmd]
-    if x > r:
-        r = x
-    x = e[Z.node_pow[u], cmd]
-    if x > r:
-        r = x
-    x = e[Z.node_cp[u], cmd]
-    if x > r:
-        r = x
+    n = Z.nodes[u]
+    r = e[n[0], cmd]
+    for k in range(1, 7):
+        x = e[n[k], cmd]
+        if x > r:
+            r = x
     return r
 
 
@@ -315,7 +334,7 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t):
     """The next command for a request of queue ``q`` to unit ``u`` and ``row``: (command,
     unit it addresses, kind K_*, earliest cycle a state rule allows it)."""
     sb = Z.p[ZP_SB]
-    first = u - u % sb
+    first = Z.first_of[u]  # (a table: integer division is slow in the scan)
     orow = S.open_row[u]
     wait = np.int64(0)
     if orow == row:
@@ -330,11 +349,11 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t):
                     return layout.PRE, s, K_HIT, wait
                 if Z.pre_done[s] > wait:
                     wait = Z.pre_done[s]  # an auto-precharge still under way
-        if Z.p[ZP_SELECT] != 0 and Z.selected[u // sb] != u:
+        if Z.p[ZP_SELECT] != 0 and Z.selected[Z.bank_of[u]] != u:
             # MASA: select the sub-array first, but not while the bank's selection
             # waits for its column command, and only when this column command can
             # follow within tSCD (an earlier SA_SEL would be superseded meanwhile)
-            if _selection_held(S, Z, u // sb, u):
+            if _selection_held(S, Z, Z.bank_of[u], u):
                 return -1, u, K_NONE, wait
             at = ready(S, Z, layout.RD + q, u) - Z.p[ZP_TSCD]
             if at > wait:
@@ -348,7 +367,7 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t):
     rule = Z.p[ZP_ACT]
     salp2 = Z.p[ZP_COLCLOSED] != 0
     if rule == ACT_ANY and not salp2:
-        if Z.p[ZP_SELECT] != 0 and _selection_held(S, Z, u // sb, u):
+        if Z.p[ZP_SELECT] != 0 and _selection_held(S, Z, Z.bank_of[u], u):
             return -1, u, K_NONE, wait  # MASA: an ACT selects its sub-array
         return layout.ACT, u, K_OTHER, wait
     path = rule == ACT_COMPATIBLE and Z.p[ZP_LATCH] == 0
@@ -548,7 +567,7 @@ def _priority(P, Z, sched, kind, u, j):
         return 0 if kind == K_HIT else 1
     if kind == K_HIT:
         if Z.p[ZP_OTHERBUS] != 0 and Z.p[ZP_BUSES] > 1 and \
-                Z.last_bus[u // P[layout.P_NBA]] == Z.bus_of[u]:
+                Z.last_bus[Z.bg_of[u]] == Z.bus_of[u]:
             return 1
         return 0
     if kind == K_ROWPATH and Z.p[ZP_AVOID] != 0 and j > 0:
@@ -593,6 +612,68 @@ def _pick_owned(P, S, Z, ch, t, q, scan):
 
 
 @njit(**_INLINE)
+def _forecast_exact(P, Z):
+    """Whether a scan that found nothing ready foretells the next one exactly, when the
+    channel wakes at the cycle it returned with nothing changed: no rule of the scan then
+    depends on the cycle (the row-hit cap marks units per scan, the age cap and the page
+    timeout count cycles; the eruca scheduler's age cap too, but the scan notes the
+    first cycle at which it lets a held request go: see _pick_queue)."""
+    return P[layout.P_SCHED] != layout.SCHED_FRFCFS_CAP and \
+        P[layout.P_POLICY] != layout.PAGE_TIMEOUT
+
+
+@njit(**_INLINE)
+def _record_soon(Z, ch, q, q_bank, head, mask, scan, soon, n_soon, nxt):
+    """A scan of queue ``q`` that found nothing ready: keep, in age order, the requests
+    whose command becomes ready first (at ``nxt``), for :func:`_pick_soon`. Every
+    request was visited (nothing ready: no row hit ended the scan), so the banks marked
+    in ``work`` are the ones the next scan would mark: a row-path candidate of a marked
+    bank can never be chosen then and is left out (so are those ready already: each was
+    held by a mark, as nothing was chosen)."""
+    n = 0
+    for k in range(n_soon):
+        if soon[4, k] != nxt:
+            continue
+        if soon[5, k] != 0 and Z.work[Z.bank_of[q_bank[(head + soon[0, k]) & mask]]] == scan:
+            continue
+        for c in range(6):
+            soon[c, n] = soon[c, k]
+        n += 1
+    Z.soon_n[ch] = n
+    Z.soon_q[ch] = q
+
+
+@njit(**_INLINE)
+def _pick_soon(P, S, Z, ch):
+    """What :func:`_pick_queue` would choose at the cycle the last scan of the channel
+    foretold, nothing having changed since (:func:`_record_soon`): the ready requests
+    are the ones kept, with the same commands, priorities and marks. Returns (the
+    request's slot or -1, command, unit)."""
+    soon = Z.soon[ch]
+    n = Z.soon_n[ch]
+    best_k = -1
+    best_prio = 99
+    for k in range(n):
+        if soon[5, k] == 0 and soon[3, k] < best_prio:
+            best_prio = soon[3, k]
+            best_k = k
+            if best_prio == 0:
+                break
+    if best_prio > 0:
+        # row-path candidates, decided after the scan (ties: the older request)
+        for k in range(n):
+            if soon[5, k] != 0 and (soon[3, k] < best_prio or (
+                    soon[3, k] == best_prio and soon[0, k] < soon[0, best_k])):
+                best_prio = soon[3, k]
+                best_k = k
+    if best_k < 0:
+        return -1, -1, -1
+    q = Z.soon_q[ch]
+    i = (S.q_head[q, ch] + soon[0, best_k]) & P[layout.P_QMASK]
+    return i, soon[1, best_k], soon[2, best_k]
+
+
+@njit(**_INLINE)
 def _pick_queue(P, S, Z, ch, t, q, scan):
     """The command for the queue the write mode serves, by the scheduler's priority.
     Returns (the request's slot or -1, command, unit, next cycle at which a command of
@@ -615,31 +696,57 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
     # rows still have work (a queued hit, or an ACT compatible with every open sibling,
     # marked in ``work`` as the scan meets them), so it is decided after the scan
     avoid = sched == SCHED_ERUCA and Z.p[ZP_AVOID] != 0
-    sb = Z.p[ZP_SB]
     n_cand = 0
     best_j = n_scan
     age_cap = Z.p[ZP_AGECAP]
+    # (a refresh waiting on a rank of the channel is rare: then each request is checked)
+    refs = False
+    for rk in range(ch * P[layout.P_NRANK], (ch + 1) * P[layout.P_NRANK]):
+        if S.ref_pending[rk] != 0:
+            refs = True
+    q_bank = S.q_bank[q, ch]
+    q_row = S.q_row[q, ch]
+    q_arr = S.q_arr[q, ch]
+    soon = Z.soon[ch]
+    n_soon = 0
+    Z.soon_q[ch] = -1
+    flip = layout.INF
     for j in range(n_scan):
         i = (head + j) & mask
-        u = S.q_bank[q, ch, i]
-        if S.ref_pending[S.rank_of[u]] != 0:
+        u = q_bank[i]
+        if refs and S.ref_pending[S.rank_of[u]] != 0:
             continue
-        cmd, x, kind, wait = _next(P, S, Z, q, u, S.q_row[q, ch, i], hit_first, capped,
-                                   scan, t)
+        cmd, x, kind, wait = _next(P, S, Z, q, u, q_row[i], hit_first, capped, scan, t)
         if kind == K_NONE:
             continue
         # the age cap: avoidance never holds a request that has waited that long
-        held = avoid and (age_cap == 0 or t - S.q_arr[q, ch, i] < age_cap)
-        if avoid and (kind == K_HIT or (cmd == layout.ACT and Z.n_open[u // sb] > 0)):
-            Z.work[u // sb] = scan
+        held = avoid and (age_cap == 0 or t - q_arr[i] < age_cap)
+        if held and kind == K_ROWPATH and age_cap != 0 and q_arr[i] + age_cap < flip:
+            flip = q_arr[i] + age_cap  # (from then on it is no longer held)
+        if avoid and (kind == K_HIT or (cmd == layout.ACT and Z.n_open[Z.bank_of[u]] > 0)):
+            Z.work[Z.bank_of[u]] = scan
         if kind == K_HIT and capped and S.scan_stamp[u] == scan and S.bypass[u] >= cap:
             continue  # the row-hit cap: an older request to this unit's row goes first
+        prio = _priority(P, Z, sched, kind, u, j if held else 0)
+        if best >= 0 and prio >= best_prio:
+            # it cannot be chosen (a ready older request goes first at equal priority,
+            # and a row-path candidate only wins a tie against a younger one), and once
+            # a command is chosen the forecast ``nxt`` is not used: its timing is not
+            # looked up (the lookups were the largest part of the scan)
+            continue
         r = max(ready(S, Z, cmd, x), wait)
         if r > t:
-            if r < nxt:
+            if r <= nxt:
                 nxt = r
+                if best < 0:  # (the forecast: see _record_soon)
+                    soon[0, n_soon] = j
+                    soon[1, n_soon] = cmd
+                    soon[2, n_soon] = x
+                    soon[3, n_soon] = prio
+                    soon[4, n_soon] = r
+                    soon[5, n_soon] = held and kind == K_ROWPATH
+                    n_soon += 1
             continue
-        prio = _priority(P, Z, sched, kind, u, j if held else 0)
         if held and kind == K_ROWPATH:
             Z.cand[0, n_cand] = j
             Z.cand[1, n_cand] = cmd
@@ -659,7 +766,7 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
         j = Z.cand[0, k]
         i = (head + j) & mask
         prio = Z.cand[3, k]
-        if Z.work[S.q_bank[q, ch, i] // sb] == scan:
+        if Z.work[Z.bank_of[q_bank[i]]] == scan:
             continue
         if prio < best_prio or (prio == best_prio and j < best_j):
             best_prio = prio
@@ -668,6 +775,8 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
             best_cmd = Z.cand[1, k]
             best_x = Z.cand[2, k]
     if best < 0:
+        if not refs and nxt < flip and _forecast_exact(P, Z):
+            _record_soon(Z, ch, q, q_bank, head, mask, scan, soon, n_soon, nxt)
         return -1, best_cmd, best_x, nxt
     u = S.q_bank[q, ch, best]
     if best_prio == 0 and capped and S.scan_stamp[u] == scan and \
@@ -677,10 +786,21 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
 
 
 @njit(**_INLINE)
+def _no_refresh_waits(P, S, ch):
+    for rk in range(ch * P[layout.P_NRANK], (ch + 1) * P[layout.P_NRANK]):
+        if S.ref_pending[rk] != 0:
+            return False
+    return True
+
+
+@njit(**_INLINE)
 def schedule_channel(P, T, S, X, ch, t, features):
     """Issue at most one command on channel ``ch`` at cycle ``t`` (the sub-bank variant
     of core._schedule_channel). Returns the next cycle this channel needs attention."""
     Z = X[X_SUBBANK]
+    # woken at the cycle the last scan foretold, nothing changed on the channel since
+    # (an enqueue, a command or a refresh resets clean_at): see _pick_soon
+    clean = S.clean_at[ch] == t
     S.clean_at[ch] = -1
     core._update_write_mode(P, S, X, ch, t, features)
     nxt = layout.INF
@@ -705,9 +825,15 @@ def schedule_channel(P, T, S, X, ch, t, features):
             nxt = owned_next
     if i < 0:
         qi = q
-        i, cmd, x, queue_next = _pick_queue(P, S, Z, ch, t, q, scan)
-        if i < 0 and queue_next < nxt:
-            nxt = queue_next
+        if clean and Z.soon_q[ch] == q and _no_refresh_waits(P, S, ch):
+            i, cmd, x = _pick_soon(P, S, Z, ch)
+        if i < 0:
+            i, cmd, x, queue_next = _pick_queue(P, S, Z, ch, t, q, scan)
+            if i < 0:
+                if queue_next < nxt:
+                    nxt = queue_next
+                if Z.soon_q[ch] >= 0:
+                    S.clean_at[ch] = queue_next
     if i >= 0:
         _issue(P, T, S, X, Z, t, qi, ch, i, cmd, x, features)
         return t + 1
