@@ -2,6 +2,6 @@
 
 import sys
 
-from memsim.cli import main
+from memsim.command import main
 
 sys.exit(main())

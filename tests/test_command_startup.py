@@ -4,6 +4,7 @@ process's objects are frozen before it exits; elsewhere nothing changes."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +80,25 @@ def test_a_cached_function_loads_without_numbas_registries_and_still_compiles(tm
             "print(numba.njit(lambda a: a.max())(np.arange(3)))\n")
     assert _python(code) == ["10", "0", "1", "True", "False", "2"]
     assert _python(code) == ["10", "1", "0", str(nrt), "False", "2"]
+
+
+@pytest.mark.parametrize("preset", [None, "3"])
+def test_the_command_asks_openblas_for_one_thread_unless_the_user_chose(preset):
+    # memsim.command runs before numpy is imported; memsim used as a library (importing
+    # memsim.cli directly) leaves the setting alone
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if preset is not None:
+        env["OPENBLAS_NUM_THREADS"] = preset
+    command = ("import os, sys\n"
+               "sys.argv = ['memsim', '--version']\n"
+               "from memsim.command import main\n"
+               "try:\n"
+               "    main()\n"
+               "except SystemExit:\n"
+               "    pass\n"
+               "print(os.environ.get('OPENBLAS_NUM_THREADS'))\n")
+    library = "import os, memsim.cli\nprint(os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+    outs = [subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True,
+                           capture_output=True, text=True, timeout=300).stdout.split()[-1]
+            for code in (command, library)]
+    assert outs == ([preset, preset] if preset else ["1", "None"])
