@@ -17,7 +17,8 @@ interleaved streams) reads at 1, 2 and 4 ranks on one channel and on two channel
 ranks, where the scheduler's per-decision work grows with the bank count (``--only``
 selects cases by label, e.g. ``--only 'ranks=4'``). The mechanism presets' variants:
 random and mixed reads on the sub-bank presets (ERUCA, SALP-1, SALP-2, MASA: one
-compiled variant; ``--only _eruca`` etc.).
+compiled variant; ``--only _eruca`` etc.), and on the NDA preset (two ranks, each with
+an NDA running AXPY; ``--only _nda``).
 
 ``--versus-plain`` compares, in NEW_TREE only, each selected case's preset with the
 plain one-rank preset ``ddr4_2400_x8_1ch1r`` on the same requests (the same addresses,
@@ -54,9 +55,12 @@ CASES += [(cfg, over, kind, 0.0)
                             ("ddr4_3200_x8_2ch2r", ()))
           for kind in ("random", "mix") if (kind, over) != ("random", ())
           and not (cfg == "ddr4_3200_x8_2ch2r" and kind == "random")]
-# mechanism variants (the sub-bank variant: every scheme, random and mixed reads)
-MECHANISM_CASES = [(f"ddr4_2400_x8_1ch1r_{m}", (), kind, 0.0)
-                   for m in ("eruca", "salp1", "salp2", "masa") for kind in ("random", "mix")]
+# mechanism variants (the sub-bank variant: every scheme, random and mixed reads; the NDA
+# variant: the host's random and mixed reads while each rank's NDA runs AXPY)
+MECHANISM_CASES = [(f"ddr4_2400_x8_1ch{r}_{m}", (), kind, 0.0)
+                   for r, m in (("1r", "eruca"), ("1r", "salp1"), ("1r", "salp2"),
+                                ("1r", "masa"), ("2r", "nda_axpy"))
+                   for kind in ("random", "mix")]
 CASES += MECHANISM_CASES
 PLAIN = "ddr4_2400_x8_1ch1r"
 

@@ -547,3 +547,52 @@ def test_the_cores_preset_runs_its_shipped_workload(monkeypatch):
     assert c["count"] == 4
     assert [c[f"core{j}"]["instructions"] for j in range(4)] == [3000] * 4
     assert 0 < c["weighted_speedup"] <= 4 and c["max_slowdown"] >= 1
+
+
+@pytest.mark.parametrize("preset", ["ddr4_2400_x8_1ch1r_eruca", "ddr4_2400_x8_1ch2r_nda_axpy"])
+def test_cores_run_on_the_mechanism_loop_a_trace_replay_compiles(preset):
+    # the sub-bank and NDA loops carry the cores front end, switched on at run time
+    # (P_CORES; layout.CORES_AT_RUN_TIME), so a cores run and a trace replay of the same
+    # preset share one compiled loop: the same dispatcher, the same argument types
+    import numba
+
+    from memsim.dram import spec as spec_mod
+    from memsim.engine import Engine, core
+    from memsim.mapping import AddressMapping
+
+    replay_cfg, cores_cfg = config.load(preset), config.load(preset, CORES)
+    replay = Engine(replay_cfg, spec_mod.build(replay_cfg), timed=True)
+    spec = spec_mod.build(cores_cfg)
+    setup = multicore.core_setup(cores_cfg, spec, AddressMapping.from_config(cores_cfg, spec),
+                                 [core_trace([0, 1 << 20], [False, True])])
+    cores = Engine(cores_cfg, spec, timed=True, cores=setup)
+    mech = core.F_NDA if replay_cfg.nda.enabled else core.F_SUBBANK
+    assert replay.features == cores.features == mech | core.F_CORES
+    assert replay.loop is cores.loop
+    assert numba.typeof(replay.X) == numba.typeof(cores.X)
+    assert (cores.P[core.P_CORES], replay.P[core.P_CORES]) == (1, 0)
+    # the plain loop stays without the front end: cores on plain DDR4 have their own
+    plain_cfg = config.load(None, CORES)
+    plain_spec = spec_mod.build(plain_cfg)
+    plain = Engine(plain_cfg, plain_spec, timed=True)
+    plain_setup = multicore.core_setup(
+        plain_cfg, plain_spec, AddressMapping.from_config(plain_cfg, plain_spec),
+        [core_trace([0])])
+    assert plain.features == core.F_NONE
+    assert Engine(plain_cfg, plain_spec, timed=True, cores=plain_setup).features == core.F_CORES
+
+
+def test_a_cores_run_after_a_sub_bank_replay_compiles_nothing():
+    from memsim.engine import core
+
+    # the same loop, already compiled (or loaded) in this process by the replay: the
+    # cores run compiles nothing, and its one read, sent at cycle 0, takes the replay's
+    # read at cycle 0's latency
+    preset = "ddr4_2400_x8_1ch1r_eruca"
+    replay = sim.run_arrays(np.array([0], np.int64), config=preset, progress=False)
+    cfg = config.load(preset, CORES + AT_DRAM_CLOCK + ROB1)
+    result = multicore.simulate(cfg, [core_trace([0])], notify=False)
+    assert result.jit_compiled is False
+    assert result.reads == replay.reads == 1
+    assert result.cycles == replay.cycles
+    assert result.counters[core.C_LAT_SUM_R] == replay.counters[core.C_LAT_SUM_R] > 0

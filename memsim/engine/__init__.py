@@ -141,6 +141,21 @@ def _cores_state(setup: CoreSetup, tick: bool, n_banks: int, n_channels: int,
         seen=np.zeros(n, i64), served=np.zeros((n_channels, 2), i64))
 
 
+def no_cores(n_banks: int, n_channels: int) -> cores_mod.Cores:
+    """The cores front end's state in a run without cores on a loop that carries it
+    (layout.CORES_AT_RUN_TIME): no cores, the arrays of a real state's types (so that
+    the loop's argument types, and with them its compiled code, are the same), never
+    read while ``P[P_CORES]`` is 0."""
+    i64 = np.int64
+    flat, table = np.zeros(0, i64), np.zeros((0, 0), i64)
+    return cores_mod.Cores(
+        prm=np.zeros(cores_mod.CP_LEN, i64), st=table, ck=table.copy(), ring_seq=table.copy(),
+        ring_vis=table.copy(), tr_start=np.zeros(1, i64), tr_bank=flat, tr_row=flat.copy(),
+        tr_col=flat.copy(), tr_write=flat.copy(), tr_gap=flat.copy(), stats=table.copy(),
+        hist=table.copy(), bank_rw=np.zeros((n_banks, 2), i64), seen=flat.copy(),
+        served=np.zeros((n_channels, 2), i64))
+
+
 @contextmanager
 def compile_lock(features: int):
     """Hold a lock file while loop variant ``features`` is compiled or loaded. numba's
@@ -341,7 +356,8 @@ class Engine:
         if sb > 1:
             self.features |= core.F_SUBBANK
             self._set_x(core.X_SUBBANK, subbank.build_state(spec, cfg, extra, self.S))
-        # (the cores front end works with sub-banks and with NDAs: their own variants)
+        # (the cores front end works with sub-banks and with NDAs: their loops carry it,
+        # below)
         if step and sb > 1:
             raise ConfigError(
                 f"dram.subbank_scheme: {spec.subbank_scheme!r} (dram.subbanks_per_bank {sb}): "
@@ -363,6 +379,12 @@ class Engine:
         if cores is not None:
             self.features |= core.F_CORES
             self._set_x(core.X_CORES, _cores_state(cores, tick, nb, nch, scale))
+        elif self.features & core.CORES_AT_RUN_TIME:
+            # the sub-bank and NDA loops carry the cores front end, off here (P_CORES 0):
+            # a run with cores and one without share one compiled loop
+            self.features |= core.F_CORES
+            self._set_x(core.X_CORES, no_cores(nb, nch))
+        P[core.P_CORES] = int(cores is not None)
         # stepping: a run-time flag (P_STEP) of whichever variant the config needs, not
         # a variant; every engine carries a Step (the loop's argument types stay the same)
         cap = step_capacity if step else 1

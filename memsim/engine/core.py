@@ -130,6 +130,7 @@ from memsim.engine.layout import (  # noqa: F401 - re-exported: core.X as before
     CAT_HIT,
     CAT_MISS,
     CAT_NONE,
+    CORES_AT_RUN_TIME,
     F_CORES,
     F_ECC,
     F_FINAL_CYCLE,
@@ -153,6 +154,7 @@ from memsim.engine.layout import (  # noqa: F401 - re-exported: core.X as before
     N_COUNTERS,
     NO_CONSTRAINT,
     P_CAP,
+    P_CORES,
     P_CYCLE,
     P_FMASK,
     P_LEN,
@@ -534,7 +536,7 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
         elif P[P_STEP] != 0:  # (a stepped engine replays timed requests: engine/step.py;
             # under the branch above, as fast as possible pays nothing for it)
             step_complete(X[X_STEP], S.q_id[q, ch, i], done)
-    if features & F_CORES:
+    if features & F_CORES and cores_on(P, features):
         cores_complete(X[X_CORES], S.q_id[q, ch, i], q, ch, b, done, done - S.q_arr[q, ch, i])
 
     _remove(P, S, q, ch, i)
@@ -669,15 +671,15 @@ def _update_write_mode(P, S, X, ch, t, features):
         nw_q -= refresh_engine.unservable(P, S, X[X_REFSB], ch, t, 1)
     if S.wmode[ch] == 0:
         if nw_q >= P[P_WM_HI] or (nr_q == 0 and nw_q > 0):
-            if features & F_CORES:
+            if features & F_CORES and cores_on(P, features):
                 if not cores_may_drain(P, X[X_CORES], ch, nr_q):
                     return
             S.wmode[ch] = 1
     elif nw_q == 0 or (nw_q <= P[P_WM_LO] and nr_q > 0):
         S.wmode[ch] = 0
-        if features & F_CORES:
+        if features & F_CORES and cores_on(P, features):
             X[X_CORES].served[ch, 0] = 0
-    elif features & F_CORES:
+    elif features & F_CORES and cores_on(P, features):
         if cores_drain_done(P, X[X_CORES], ch, nr_q):
             S.wmode[ch] = 0
 
@@ -1155,7 +1157,7 @@ def make_loop(features: int):
                 if stepping and step_pause(X[X_STEP], t, nch):
                     F[F_NOW] = t
                     return PAUSED
-            if features & F_CORES:
+            if features & F_CORES and cores_on(P, features):
                 if final:  # (not while warming up)
                     cores_front(P, S, X[X_CORES], t)
                 if cores_starved(P, S, X[X_CORES], t):
@@ -1228,7 +1230,7 @@ def make_loop(features: int):
                 for ch in range(nch):
                     if S.q_len[0, ch] + S.q_len[1, ch] > 0:
                         busy = True
-                if features & F_CORES:
+                if features & F_CORES and cores_on(P, features):
                     if cores_running(X[X_CORES]):
                         busy = True
                 if features & F_NDA:
@@ -1256,7 +1258,7 @@ def make_loop(features: int):
 
             # --- next event
             if tick:
-                if features & F_CORES:  # (stops the cores past the end, as below)
+                if features & F_CORES and cores_on(P, features):  # (stops the cores past the end)
                     cores_next(P, S, X[X_CORES], t)
                 t += cycle
                 continue
@@ -1277,7 +1279,7 @@ def make_loop(features: int):
                     cand = t + 1
                 if cand < nxt:
                     nxt = cand
-            if features & F_CORES:
+            if features & F_CORES and cores_on(P, features):
                 cand = cores_next(P, S, X[X_CORES], t)
                 if cand < nxt:
                     nxt = cand
@@ -1318,6 +1320,7 @@ from memsim.engine.cores import (  # noqa: E402
     cores_front,
     cores_may_drain,
     cores_next,
+    cores_on,
     cores_running,
     cores_starved,
 )

@@ -1,4 +1,6 @@
-"""Closed-loop cores: the compiled front end of the ``F_CORES`` loop variant.
+"""Closed-loop cores: the compiled front end of the ``F_CORES`` loop variants (the
+plain loop's cores variant; the sub-bank and NDA loops, which always carry it and run
+it when ``P[P_CORES]`` is set: ``cores_on``).
 
 Each core is the simple out-of-order core of USIMM and Ramulator: a reorder buffer of
 ``rob`` instructions, ``fetch`` instructions fetched and ``retire`` retired per core
@@ -75,8 +77,10 @@ from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import (
     CAT_NONE,
+    CORES_AT_RUN_TIME,
     F_CORES,
     INF,
+    P_CORES,
     P_QMASK,
     P_RQ_CAP,
     P_WM_HI,
@@ -111,6 +115,20 @@ FLAG_NONE, FLAG_DIRTY, FLAG_RESUME = 0, 1, 2
 # stats columns
 (CS_TARGET, CS_DONE, CS_CYCLES, CS_COUNT_POS, CS_READS, CS_WRITES, CS_LAT_R, CS_LAT_W,
  CS_MAX_R, CS_MAX_W, CS_LEN) = range(11)
+
+
+@njit(**_INLINE)
+def cores_on(P, features):
+    """Whether the cores front end runs in a loop variant with ``F_CORES``: always in
+    the cores variant of the plain loop; in the sub-bank and NDA loops, which carry it
+    whether or not a run has cores (layout.CORES_AT_RUN_TIME), when ``P[P_CORES]`` is
+    set. Every hook of the front end in the loop is ``if features & F_CORES and
+    cores_on(P, features):``: the first test, a constant of the variant, leaves the
+    plain loop without it; the cores variant's reduces to True here at compile time; a
+    mechanism loop without cores pays one predictable branch per hook."""
+    if features & CORES_AT_RUN_TIME:
+        return P[P_CORES] != 0
+    return True
 
 
 @njit(**_INLINE)

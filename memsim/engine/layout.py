@@ -41,9 +41,11 @@ CAT_NONE, CAT_HIT, CAT_MISS, CAT_CONFLICT = -1, 0, 1, 2
 # Indices into the parameter array P.
 (P_NCH, P_NRANK, P_NBG, P_NBA, P_SCHED, P_POLICY, P_TIMEOUT, P_CAP, P_RQ_CAP, P_WQ_CAP,
  P_WM_HI, P_WM_LO, P_TIMED, P_MAX_OUT, P_REFRESH, P_TREFI, P_TRFC, P_TICK, P_LOG, P_QMASK,
- P_CYCLE, P_FMASK, P_STEP, P_LEN) = range(24)
+ P_CYCLE, P_FMASK, P_STEP, P_CORES, P_LEN) = range(25)
 # P_STEP: 1 when the engine is stepped (memsim.engine.step, the SimPy front door), a
 # run-time flag of every loop variant rather than a variant of its own
+# P_CORES: 1 when closed-loop cores are the front end; read only by the loop variants
+# that carry the cores front end as a run-time part (CORES_AT_RUN_TIME, below)
 
 # Indices into the front-end / clock scalar array F.
 (F_NOW, F_IDX, F_NFREED, F_HEAP, F_FINAL_CYCLE, F_SCAN, F_LOG_LEN, F_NREQ,
@@ -156,6 +158,14 @@ F_CORES = 4  # closed-loop cores as the front end
 F_ECC = 16  # accesses of several kinds: ECC extra accesses, decode latency (engine/ecc.py)
 F_REFSB = 32  # same-bank refresh (REFsb) instead of all-bank REF (engine/refresh.py)
 X_SUBBANK, X_NDA, X_CORES, X_STEP, X_ECC, X_REFSB, X_LEN = range(7)
+# The mechanisms whose loop variants always carry the cores front end, run or not as
+# ``P[P_CORES]`` says: a sub-bank run with cores and one without run on one compiled
+# loop (F_SUBBANK | F_CORES), and so do NDA runs (F_NDA | F_CORES), so that the test
+# suite and a user compile the large mechanism loops once, not twice. The engine gives
+# a run without cores an empty Cores state (memsim.engine.no_cores). The plain loop
+# keeps the cores front end a variant of its own (F_CORES): the plain DDR4 loop carries
+# none of it. (memsim.engine.cores.cores_on)
+CORES_AT_RUN_TIME = F_SUBBANK | F_NDA
 # The command-log id of a same-bank refresh (REFsb): the engine issues it as its REF
 # (counters, the constraint table's REF rows), the log names it apart (memsim.cmdlog).
 LOG_REFSB = 9

@@ -1,7 +1,8 @@
 """Sub-banks in the compiled loop: SALP-1, SALP-2, MASA and ERUCA (feature F_SUBBANK).
 
-Compiled only into the loop variants built with ``layout.F_SUBBANK`` (alone, or with
-``layout.F_CORES``: closed-loop cores in front); the plain DDR4 loop contains none of it.
+Compiled only into the loop variant built with ``layout.F_SUBBANK`` (and ``F_CORES``:
+the closed-loop cores front end, run when ``P[P_CORES]`` is set, layout.CORES_AT_RUN_TIME);
+the plain DDR4 loop contains none of it.
 The loop hands the whole channel to :func:`schedule_channel` in those variants.
 
 The unit that holds a row is the sub-bank (sub-array): everywhere in the engine's state
@@ -55,7 +56,7 @@ SA_SEL = 8  # MASA's sub-array select, command id after the DDR4 commands (layou
 LOG_SUBBANK = 9  # the command log's column for the sub-bank (after core's nine)
 # F_SUBBANK and X_SUBBANK come from memsim.engine.layout. The variant's feature bits
 # come down from the loop as ``features`` (a constant of each variant), so the cores
-# front end's hooks compile into the cores + sub-banks variant only.
+# front end's hooks compile into the sub-bank variant (which always has F_CORES).
 N_CMD_SUBBANK = SA_SEL + 1
 # scopes of the compiled table beyond core's (memsim.dram.spec.SCOPE_*)
 SCOPE_SIBLING, SCOPE_BUS, SCOPE_COLUMN_PATH = 5, 6, 7
