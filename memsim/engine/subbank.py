@@ -32,12 +32,7 @@ open-unit integral (``n_open``, ``open_since``, ``open_acc``, ``busy_acc``); per
 group ``last_bus``; per rank the bank group and bus of the last column command;
 ``counters`` (ZC_*); ``cand`` the eruca scheduler's scratch (row-path precharges
 decided after the scan); per channel ``soon`` / ``soon_n`` / ``soon_q``, the forecast
-of a scan that found nothing ready (:func:`_record_soon`); the scan's memo (see
-:func:`_pick_queue`): ``memo`` per queue slot (request id, version, command, unit,
-kind, wait, bank-group readiness, work mark), ``bg_ver`` per bank group (bumped by its
-commands, refreshes and new requests), ``seen_len`` per queue (its length after its
-last scan, less the requests served since) and ``rank_part`` per rank (the channel,
-rank and power parts of readiness, once per scan). Tables per unit, so that the
+of a scan that found nothing ready (:func:`_record_soon`). Tables per unit, so that the
 scan divides nothing: ``nodes`` its seven timing nodes (:func:`ready`), ``bank_of``,
 ``first_of`` (its first sibling) and ``bg_of`` (its bank group).
 """
@@ -93,7 +88,6 @@ SubbankState = namedtuple("SubbankState", " ".join((
     "p node_bus node_pow node_cp bus_of pw nodes bank_of first_of bg_of",
     "selected sel_req sel_q pre_done act_at last_row rp_since work cand soon soon_n soon_q",
     "n_open open_since open_acc busy_acc last_bus last_col_bg last_col_bus counters",
-    "memo bg_ver seen_len rank_part",
 )))
 
 # The large steps (issuing a command, scanning a queue) are inlined into the loop like
@@ -181,10 +175,6 @@ def build_state(spec, cfg, nodes: dict, S) -> SubbankState:
         last_col_bg=np.full(n_ranks, -1, i64),
         last_col_bus=np.full(n_ranks, -1, i64),
         counters=np.zeros(ZC_LEN, i64),
-        memo=np.full((2, cfg.dram.channels, S.q_bank.shape[2], 8), -1, i64),
-        bg_ver=np.zeros(n_bg, i64),
-        seen_len=np.zeros((2, cfg.dram.channels), i64),
-        rank_part=np.zeros((n_ranks, N_CMD_SUBBANK), i64),
     )
 
 
@@ -212,16 +202,6 @@ def ready(S, Z, cmd, u):
         if x > r:
             r = x
     return r
-
-
-@njit(**_INLINE)
-def _local_ready(S, Z, cmd, u):
-    """The part of :func:`ready` that only commands in ``u``'s bank group move: its
-    bank-group, bank, bus and column-path nodes (the channel, rank and power nodes are
-    the scan's ``rank_part``)."""
-    e = S.earliest
-    n = Z.nodes[u]
-    return max(e[n[2], cmd], e[n[3], cmd], e[n[4], cmd], e[n[6], cmd])
 
 
 @njit(**_INLINE)
@@ -494,7 +474,6 @@ def _patch_log(P, S, Z, u):
 
 @njit(**_INLINE)
 def _issue_pre(P, T, S, Z, t, x, req):
-    Z.bg_ver[Z.bg_of[x]] += 1  # (the scan's memo: see _pick_queue)
     _account(S, Z, layout.PRE, x)
     core._issue_pre(P, T, S, t, x, req)
     _closed(Z, x, t, t)
@@ -506,7 +485,6 @@ def _issue_pre(P, T, S, Z, t, x, req):
 def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x, features):
     """Issue ``cmd`` at unit ``x`` on behalf of request ``i`` of queue ``q``."""
     u = S.q_bank[q, ch, i]
-    Z.bg_ver[Z.bg_of[u]] += 1  # (the scan's memo: see _pick_queue)
     if cmd == layout.PRE:
         if S.q_cat[q, ch, i] == layout.CAT_NONE:
             S.q_cat[q, ch, i] = layout.CAT_CONFLICT
@@ -544,7 +522,6 @@ def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x, features):
         Z.last_col_bus[rk] = bus
         Z.last_bus[g] = bus
         Z.sel_req[u // Z.p[ZP_SB]] = -1  # (MASA) the selection is used
-        Z.seen_len[q, ch] -= 1  # (it leaves the queue: see _pick_queue)
         core._issue_column(P, T, S, X, t, q, ch, i, features)
         cmd = layout.RD + q
         if S.open_row[u] < 0:
@@ -565,11 +542,6 @@ def _after_refresh(P, S, Z, ch, t):
         S.log[S.F[layout.F_LOG_LEN] - 1, LOG_SUBBANK] = -1
     sb = Z.p[ZP_SB]
     per_rank = P[layout.P_NBG] * P[layout.P_NBA]
-    # it moved every bank group's and bank's timing and may have closed rows: the
-    # scan's memo of the channel is void
-    n_bg = P[layout.P_NBG]
-    for g in range(ch * P[layout.P_NRANK] * n_bg, (ch + 1) * P[layout.P_NRANK] * n_bg):
-        Z.bg_ver[g] += 1
     for rk in range(ch * P[layout.P_NRANK], (ch + 1) * P[layout.P_NRANK]):
         if S.open_count[rk] != 0:
             continue
@@ -735,72 +707,23 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
     q_bank = S.q_bank[q, ch]
     q_row = S.q_row[q, ch]
     q_arr = S.q_arr[q, ch]
-    q_id = S.q_id[q, ch]
     soon = Z.soon[ch]
     n_soon = 0
     Z.soon_q[ch] = -1
     flip = layout.INF
-    # The memo: per queue slot, what _next said of its request and the bank-group part
-    # of its command's readiness, valid while the request's bank group has seen no
-    # command, refresh or new request since (``bg_ver``, bumped by each). _next reads
-    # only the state of the request's own bank (its units' rows, owners, queued hits,
-    # precharge times, MASA's selection), and those nodes only move with the group's
-    # commands; the channel, rank and power parts are taken once per scan (``part``).
-    # Not under the row-hit cap (its marks are per scan) nor for an SA_SEL (its wait
-    # follows the column command's readiness).
-    memo = Z.memo[q, ch]
-    bg_ver = Z.bg_ver
-    n_q = S.q_len[q, ch]
-    for k in range(Z.seen_len[q, ch], n_q):
-        # requests new since the last scan (the newest ones): a hit among them keeps
-        # its unit's row open, which changes what _next says of the bank's others
-        bg_ver[Z.bg_of[q_bank[(head + k) & mask]]] += 1
-    Z.seen_len[q, ch] = n_q
-    part = Z.rank_part
-    e = S.earliest
-    per_rank = P[layout.P_NBG] * P[layout.P_NBA]
-    col = layout.RD + q
-    for rk in range(ch * P[layout.P_NRANK], (ch + 1) * P[layout.P_NRANK]):
-        nr = Z.nodes[rk * per_rank]
-        for c in (layout.ACT, layout.PRE, col, SA_SEL):
-            part[rk, c] = max(e[nr[0], c], e[nr[1], c], e[nr[5], c])
     for j in range(n_scan):
         i = (head + j) & mask
         u = q_bank[i]
         if refs and S.ref_pending[S.rank_of[u]] != 0:
             continue
-        m = memo[i]
-        g = Z.bg_of[u]
-        if m[0] == q_id[i] and m[1] == bg_ver[g]:
-            cmd = m[2]
-            x = m[3]
-            kind = m[4]
-            wait = m[5]
-            local = m[6]
-            marks = m[7] != 0
-        else:
-            cmd, x, kind, wait = _next(P, S, Z, q, u, q_row[i], hit_first, capped, scan, t)
-            local = np.int64(-1)
-            marks = kind == K_HIT or (cmd == layout.ACT and Z.n_open[Z.bank_of[u]] > 0)
-            if not capped and cmd != SA_SEL:
-                m[0] = q_id[i]
-                m[1] = bg_ver[g]
-                m[2] = cmd
-                m[3] = x
-                m[4] = kind
-                m[5] = wait
-                m[6] = -1
-                m[7] = 1 if marks else 0
+        cmd, x, kind, wait = _next(P, S, Z, q, u, q_row[i], hit_first, capped, scan, t)
         if kind == K_NONE:
             continue
-        # the age cap: avoidance never holds a request that has waited that long (only
-        # a row-path precharge is ever held)
-        held = False
-        if kind == K_ROWPATH and avoid:
-            held = age_cap == 0 or t - q_arr[i] < age_cap
-            if held and age_cap != 0 and q_arr[i] + age_cap < flip:
-                flip = q_arr[i] + age_cap  # (from then on it is no longer held)
-        if avoid and marks:
+        # the age cap: avoidance never holds a request that has waited that long
+        held = avoid and (age_cap == 0 or t - q_arr[i] < age_cap)
+        if held and kind == K_ROWPATH and age_cap != 0 and q_arr[i] + age_cap < flip:
+            flip = q_arr[i] + age_cap  # (from then on it is no longer held)
+        if avoid and (kind == K_HIT or (cmd == layout.ACT and Z.n_open[Z.bank_of[u]] > 0)):
             Z.work[Z.bank_of[u]] = scan
         if kind == K_HIT and capped and S.scan_stamp[u] == scan and S.bypass[u] >= cap:
             continue  # the row-hit cap: an older request to this unit's row goes first
@@ -811,11 +734,7 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
             # a command is chosen the forecast ``nxt`` is not used: its timing is not
             # looked up (the lookups were the largest part of the scan)
             continue
-        if local < 0:
-            local = _local_ready(S, Z, cmd, x)
-            if m[0] == q_id[i] and m[1] == bg_ver[g]:
-                m[6] = local
-        r = max(part[S.rank_of[u], cmd], local, wait)
+        r = max(ready(S, Z, cmd, x), wait)
         if r > t:
             if r <= nxt:
                 nxt = r
