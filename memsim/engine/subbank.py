@@ -699,8 +699,6 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
     n_cand = 0
     best_j = n_scan
     age_cap = Z.p[ZP_AGECAP]
-    # ERUCA's row-address path (no per-sub-bank latch): _next starts a row-path wait
-    path = Z.p[ZP_ACT] == ACT_COMPATIBLE and Z.p[ZP_LATCH] == 0
     # (a refresh waiting on a rank of the channel is rare: then each request is checked)
     refs = False
     for rk in range(ch * P[layout.P_NRANK], (ch + 1) * P[layout.P_NRANK]):
@@ -717,16 +715,6 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
         i = (head + j) & mask
         u = q_bank[i]
         if refs and S.ref_pending[S.rank_of[u]] != 0:
-            continue
-        if best >= 0 and q_row[i] != S.open_row[u] and not capped and \
-                (n_cand == 0 or not avoid) and (not path or S.open_row[u] >= 0 or
-                                                Z.rp_since[u] >= 0):
-            # once a command is chosen only a row hit can beat it (every other kind's
-            # priority is no better than any chosen one's; a held row-path precharge
-            # seen now is younger and ranks last), so a request that does not hit its
-            # unit's open row is passed by without _next, where _next would change
-            # nothing: no row-hit cap marks, no row-path candidate waiting on the
-            # banks' work marks, no row-path wait to start (rp_since)
             continue
         cmd, x, kind, wait = _next(P, S, Z, q, u, q_row[i], hit_first, capped, scan, t)
         if kind == K_NONE:
