@@ -733,7 +733,16 @@ def _bank_phase(P, S, X, ch, t, q, features):
     n_ready = 0
     nxt = INF
     n_soon = 0
-    for rk in range(ch * P[P_NRANK], (ch + 1) * P[P_NRANK]):
+    nr = P[P_NRANK]
+    first = S.last_rank[ch]
+    if first < 0:
+        first = 0
+    for j in range(nr):
+        # from the rank of the last column command: its next one is ready first
+        rk = first + j
+        if rk >= nr:
+            rk -= nr
+        rk += ch * nr
         if _host_blocked(S, X, rk, t, features):
             continue
         # the channel and rank parts of each command's readiness, once per rank
@@ -748,7 +757,7 @@ def _bank_phase(P, S, X, ch, t, q, features):
             m &= m - 1
             n_req = pending[b]
             n_hit = hits_pending[b]
-            if n_hit > 0:
+            if n_hit > 0 and rank_col <= nxt:
                 ready = max(rank_col, e[node_bg[b], col], e[bank_node0 + b, col])
                 if ready <= t:
                     ready_bank[n_ready] = b
