@@ -715,7 +715,14 @@ def _bank_phase(P, S, X, ch, t, q, features):
     The banks reaching that earliest cycle are remembered in ``soon_*`` so that, if
     nothing changes on the channel until then, the next call can skip this phase.
     Only banks with queued requests are visited (``pend_mask``): with many ranks most
-    banks of a channel have none (random reads, 4 ranks: 24 of 64 on average)."""
+    banks of a channel have none (random reads, 4 ranks: 24 of 64 on average).
+    A row hit's readiness is not looked up when its rank's column part is already after
+    the earliest forecast so far (it can be neither ready nor forecast). Ranks are
+    visited from the rank of the last column command, whose next one is usually the
+    first ready (the others wait for tRTRS): random reads at 4 ranks queue mostly
+    activated requests waiting for the data bus (18.7 banks with hits of 24 visited), and
+    most of their lookups are skipped. The order of the ready and forecast lists does not
+    matter to ``_pick`` (oldest first: queue ages are distinct)."""
     hit_first = P[P_SCHED] >= SCHED_FRFCFS
     capped = P[P_SCHED] == SCHED_FRFCFS_CAP
     cap = P[P_CAP]
