@@ -717,7 +717,14 @@ def _bank_phase(P, S, X, ch, t, q, features):
     The banks reaching that earliest cycle are remembered in ``soon_*`` so that, if
     nothing changes on the channel until then, the next call can skip this phase.
     Only banks with queued requests are visited (``pend_mask``): with many ranks most
-    banks of a channel have none (random reads, 4 ranks: 24 of 64 on average)."""
+    banks of a channel have none (random reads, 4 ranks: 24 of 64 on average).
+    A row hit's readiness is not looked up when its rank's column part is already after
+    the earliest forecast so far (it can be neither ready nor forecast). Ranks are
+    visited from the rank of the last column command, whose next one is usually the
+    first ready (the others wait for tRTRS): random reads at 4 ranks queue mostly
+    activated requests waiting for the data bus (18.7 banks with hits of 24 visited), and
+    most of their lookups are skipped. The order of the ready and forecast lists does not
+    matter to ``_pick`` (oldest first: queue ages are distinct)."""
     hit_first = P[P_SCHED] >= SCHED_FRFCFS
     capped = P[P_SCHED] == SCHED_FRFCFS_CAP
     cap = P[P_CAP]
@@ -735,7 +742,16 @@ def _bank_phase(P, S, X, ch, t, q, features):
     n_ready = 0
     nxt = INF
     n_soon = 0
-    for rk in range(ch * P[P_NRANK], (ch + 1) * P[P_NRANK]):
+    nr = P[P_NRANK]
+    first = S.last_rank[ch]
+    if first < 0:
+        first = 0
+    for j in range(nr):
+        # from the rank of the last column command: its next one is ready first
+        rk = first + j
+        if rk >= nr:
+            rk -= nr
+        rk += ch * nr
         if _host_blocked(S, X, rk, t, features):
             continue
         # the channel and rank parts of each command's readiness, once per rank
@@ -750,7 +766,7 @@ def _bank_phase(P, S, X, ch, t, q, features):
             m &= m - 1
             n_req = pending[b]
             n_hit = hits_pending[b]
-            if n_hit > 0:
+            if n_hit > 0 and rank_col <= nxt:
                 ready = max(rank_col, e[node_bg[b], col], e[bank_node0 + b, col])
                 if ready <= t:
                     ready_bank[n_ready] = b
