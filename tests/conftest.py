@@ -45,6 +45,11 @@ _OPT = os.environ.setdefault("NUMBA_OPT", "1")
 _CACHE = os.environ.get("NUMBA_CACHE_DIR") or Path(__file__).resolve().parent / "__pycache__"
 if Path(_CACHE).name != f"numba-opt{_OPT}":  # (not yet set: an xdist worker inherits it)
     os.environ["NUMBA_CACHE_DIR"] = str(Path(_CACHE) / f"numba-opt{_OPT}")
+# OpenBLAS's threads (numpy's linear-algebra library starts one per core at import,
+# and they spin for a while waiting for work): the memsim command asks for one
+# (memsim/command.py); the xdist workers and the Python processes the tests start
+# inherit the same setting, so that none of them pays for threads it never uses.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 @pytest.hookimpl(trylast=True)
