@@ -1,8 +1,8 @@
 """Near-data accelerators behind a real host (issue 19, item 3): closed-loop cores
 (``frontend.mode: cores``, the F_CORES | F_NDA loop variant) and the SimPy front door
-(the F_NDA loop of test_nda.py, stepped: memsim.engine.step). The cores variant compiles
-once (a few minutes on a busy machine): this file is apart from test_nda.py so that the
-two variants compile on different test workers.
+(the F_NDA loop of test_nda.py, stepped: memsim.engine.step). Both run on the NDA loop
+test_nda.py compiles (it carries the cores front end, switched on at run time:
+layout.CORES_AT_RUN_TIME), compiled once per test run (a few minutes on a busy machine).
 
 Device: DDR4-2400R x8 8 Gb.
 """
