@@ -369,6 +369,9 @@ def _close_bank(P, S, b, t):
         S.counters[C_REF_REOPEN] += 1
     S.hits_pending[0, b] = 0
     S.hits_pending[1, b] = 0
+    rk = S.rank_of[b]
+    S.hit_mask[0, rk] &= ~S.bank_bit[b]
+    S.hit_mask[1, rk] &= ~S.bank_bit[b]
 
 
 @njit(**_INLINE)
@@ -405,6 +408,8 @@ def _issue_act(P, T, S, t, q, ch, i):
         if S.pending[qq, b] == 0 or (qq == q and S.pending[qq, b] == 1):
             # nothing queued for the bank, or only the request being activated
             S.hits_pending[qq, b] = S.pending[qq, b]
+            if S.pending[qq, b] != 0:  # (the bank was closed: its bits are clear)
+                S.hit_mask[qq, rk] |= S.bank_bit[b]
             continue
         head = P[P_QMASK] + 1 + b  # the bank's list, not the whole queue
         k = S.q_newer[qq, ch, head]
@@ -413,6 +418,8 @@ def _issue_act(P, T, S, t, q, ch, i):
                 n += 1
             k = S.q_newer[qq, ch, k]
         S.hits_pending[qq, b] = n
+        if n != 0:
+            S.hit_mask[qq, rk] |= S.bank_bit[b]
     if S.q_cat[q, ch, i] == CAT_NONE:
         S.q_cat[q, ch, i] = CAT_MISS
         S.q_first[q, ch, i] = t
@@ -483,8 +490,10 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
     _apply_constraints(P, T, S, cmd, b, t)
     S.hits_pending[q, b] -= 1
     S.pending[q, b] -= 1
-    if S.pending[q, b] == 0:
-        S.pend_mask[q, rk] &= ~S.bank_bit[b]
+    if S.hits_pending[q, b] == 0:
+        S.hit_mask[q, rk] &= ~S.bank_bit[b]
+        if S.pending[q, b] == 0:
+            S.pend_mask[q, rk] &= ~S.bank_bit[b]
     S.last_use[b] = t
     cat = S.q_cat[q, ch, i]
     first = S.q_first[q, ch, i]
@@ -727,6 +736,7 @@ def _bank_phase(P, S, X, ch, t, q, features):
     matter to ``_pick`` (oldest first: queue ages are distinct)."""
     hit_first = P[P_SCHED] >= SCHED_FRFCFS
     capped = P[P_SCHED] == SCHED_FRFCFS_CAP
+    only_col = P[P_SCHED] == SCHED_FRFCFS  # (a bank with row hits: no ACT or PRE)
     cap = P[P_CAP]
     per_rank = P[P_NBG] * P[P_NBA]
     open_row = S.open_row
@@ -761,6 +771,10 @@ def _bank_phase(P, S, X, ch, t, q, features):
         rank_act = max(e[cn, ACT], e[rn, ACT])
         rank_pre = max(e[cn, PRE], e[rn, PRE])
         m = S.pend_mask[q, rk]
+        if rank_col > nxt and only_col:
+            # FR-FCFS: a bank with row hits queued needs only its column command, which
+            # here is neither ready nor the earliest forecast: the rank's other banks
+            m &= ~S.hit_mask[q, rk]
         while m != 0:  # the banks with queued requests, in bank order
             b = b0 + lowest_bit(m)
             m &= m - 1
@@ -1231,6 +1245,7 @@ def make_loop(features: int):
                 S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
                 if S.open_row[b] == row[idx]:
                     S.hits_pending[q, b] += 1
+                    S.hit_mask[q, S.rank_of[b]] |= S.bank_bit[b]
                 if not timed:
                     F[F_NREQ] = r + 1
                 S.ch_next[ch] = t
