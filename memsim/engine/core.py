@@ -62,6 +62,9 @@ State arrays (``NB`` banks in the system, flat index ``((ch*R + r)*BG + g)*BA + 
 - ``pend_mask[q, rank]``: the rank's banks with ``pending[q] > 0``, bit i for its i-th
   bank (``bank_bit[b]``), so that the bank phase visits only banks with work: its cost
   per decision follows the queued requests, not the number of ranks.
+  ``hit_mask[q, rank]``: the same for ``hits_pending[q] > 0`` (kept at enqueue, ACT,
+  column command and closing a row), so that under FR-FCFS the bank phase can leave
+  out at once a rank's banks that wait only for the data bus.
 - ``ready_bank / ready_hit[ch, k]``: the banks the last bank phase found with a ready
   command (``ready_hit`` 1: the column command of a row hit; 0: ACT or PRE), for the
   request choice (``soon_*``, the forecast, has the same form). ``scan_stamp[NB]``:
@@ -732,7 +735,10 @@ def _bank_phase(P, S, X, ch, t, q, features):
     visited from the rank of the last column command, whose next one is usually the
     first ready (the others wait for tRTRS): random reads at 4 ranks queue mostly
     activated requests waiting for the data bus (18.7 banks with hits of 24 visited), and
-    most of their lookups are skipped. The order of the ready and forecast lists does not
+    most of their lookups are skipped; under FR-FCFS (where a bank with queued row hits
+    needs no ACT or PRE) a rank whose column part is after the forecast so far skips
+    its banks with row hits altogether (``hit_mask``): at 4 ranks 12.5 of 24.3 banks a
+    phase. The order of the ready and forecast lists does not
     matter to ``_pick`` (oldest first: queue ages are distinct)."""
     hit_first = P[P_SCHED] >= SCHED_FRFCFS
     capped = P[P_SCHED] == SCHED_FRFCFS_CAP
