@@ -297,7 +297,6 @@ class Engine:
             hits_pending=np.zeros((2, nb), i64),
             last_use=np.zeros(nb, i64),
             pend_mask=np.zeros((2, nch * nr), i64),
-            hit_mask=np.zeros((2, nch * nr), i64),
             bank_bit=bank_bit,
             owner_id=np.full(nb, -1, i64),
             owner_q=np.full(nb, -1, i64),

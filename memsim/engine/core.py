@@ -62,9 +62,6 @@ State arrays (``NB`` banks in the system, flat index ``((ch*R + r)*BG + g)*BA + 
 - ``pend_mask[q, rank]``: the rank's banks with ``pending[q] > 0``, bit i for its i-th
   bank (``bank_bit[b]``), so that the bank phase visits only banks with work: its cost
   per decision follows the queued requests, not the number of ranks.
-  ``hit_mask[q, rank]``: the same for ``hits_pending[q] > 0`` (kept at enqueue, ACT,
-  column command and closing a row), so that under FR-FCFS the bank phase can leave
-  out at once a rank's banks that wait only for the data bus.
 - ``ready_bank / ready_hit[ch, k]``: the banks the last bank phase found with a ready
   command (``ready_hit`` 1: the column command of a row hit; 0: ACT or PRE), for the
   request choice (``soon_*``, the forecast, has the same form). ``scan_stamp[NB]``:
@@ -372,9 +369,6 @@ def _close_bank(P, S, b, t):
         S.counters[C_REF_REOPEN] += 1
     S.hits_pending[0, b] = 0
     S.hits_pending[1, b] = 0
-    rk = S.rank_of[b]
-    S.hit_mask[0, rk] &= ~S.bank_bit[b]
-    S.hit_mask[1, rk] &= ~S.bank_bit[b]
 
 
 @njit(**_INLINE)
@@ -411,8 +405,6 @@ def _issue_act(P, T, S, t, q, ch, i):
         if S.pending[qq, b] == 0 or (qq == q and S.pending[qq, b] == 1):
             # nothing queued for the bank, or only the request being activated
             S.hits_pending[qq, b] = S.pending[qq, b]
-            if S.pending[qq, b] != 0:  # (the bank was closed: its bits are clear)
-                S.hit_mask[qq, rk] |= S.bank_bit[b]
             continue
         head = P[P_QMASK] + 1 + b  # the bank's list, not the whole queue
         k = S.q_newer[qq, ch, head]
@@ -421,8 +413,6 @@ def _issue_act(P, T, S, t, q, ch, i):
                 n += 1
             k = S.q_newer[qq, ch, k]
         S.hits_pending[qq, b] = n
-        if n != 0:
-            S.hit_mask[qq, rk] |= S.bank_bit[b]
     if S.q_cat[q, ch, i] == CAT_NONE:
         S.q_cat[q, ch, i] = CAT_MISS
         S.q_first[q, ch, i] = t
@@ -493,10 +483,8 @@ def _issue_column(P, T, S, X, t, q, ch, i, features):
     _apply_constraints(P, T, S, cmd, b, t)
     S.hits_pending[q, b] -= 1
     S.pending[q, b] -= 1
-    if S.hits_pending[q, b] == 0:
-        S.hit_mask[q, rk] &= ~S.bank_bit[b]
-        if S.pending[q, b] == 0:
-            S.pend_mask[q, rk] &= ~S.bank_bit[b]
+    if S.pending[q, b] == 0:
+        S.pend_mask[q, rk] &= ~S.bank_bit[b]
     S.last_use[b] = t
     cat = S.q_cat[q, ch, i]
     first = S.q_first[q, ch, i]
@@ -735,14 +723,10 @@ def _bank_phase(P, S, X, ch, t, q, features):
     visited from the rank of the last column command, whose next one is usually the
     first ready (the others wait for tRTRS): random reads at 4 ranks queue mostly
     activated requests waiting for the data bus (18.7 banks with hits of 24 visited), and
-    most of their lookups are skipped; under FR-FCFS (where a bank with queued row hits
-    needs no ACT or PRE) a rank whose column part is after the forecast so far skips
-    its banks with row hits altogether (``hit_mask``): at 4 ranks 12.5 of 24.3 banks a
-    phase. The order of the ready and forecast lists does not
+    most of their lookups are skipped. The order of the ready and forecast lists does not
     matter to ``_pick`` (oldest first: queue ages are distinct)."""
     hit_first = P[P_SCHED] >= SCHED_FRFCFS
     capped = P[P_SCHED] == SCHED_FRFCFS_CAP
-    only_col = P[P_SCHED] == SCHED_FRFCFS  # (a bank with row hits: no ACT or PRE)
     cap = P[P_CAP]
     per_rank = P[P_NBG] * P[P_NBA]
     open_row = S.open_row
@@ -777,10 +761,6 @@ def _bank_phase(P, S, X, ch, t, q, features):
         rank_act = max(e[cn, ACT], e[rn, ACT])
         rank_pre = max(e[cn, PRE], e[rn, PRE])
         m = S.pend_mask[q, rk]
-        if rank_col > nxt and only_col:
-            # FR-FCFS: a bank with row hits queued needs only its column command, which
-            # here is neither ready nor the earliest forecast: the rank's other banks
-            m &= ~S.hit_mask[q, rk]
         while m != 0:  # the banks with queued requests, in bank order
             b = b0 + lowest_bit(m)
             m &= m - 1
@@ -1251,7 +1231,6 @@ def make_loop(features: int):
                 S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
                 if S.open_row[b] == row[idx]:
                     S.hits_pending[q, b] += 1
-                    S.hit_mask[q, S.rank_of[b]] |= S.bank_bit[b]
                 if not timed:
                     F[F_NREQ] = r + 1
                 S.ch_next[ch] = t

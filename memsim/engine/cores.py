@@ -374,7 +374,6 @@ def _send(P, S, C, j, t):
     S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
     if S.open_row[b] == C.tr_row[i]:
         S.hits_pending[q, b] += 1
-        S.hit_mask[q, S.rank_of[b]] |= S.bank_bit[b]
     S.ch_next[ch] = t
     S.clean_at[ch] = -1
     # the access enters the ROB: a store is complete at once, a load when its data is

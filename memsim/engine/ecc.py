@@ -73,7 +73,6 @@ def _enqueue(P, S, q, ch, qid, arr, b, row, col, t):
     S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
     if S.open_row[b] == row:
         S.hits_pending[q, b] += 1
-        S.hit_mask[q, S.rank_of[b]] |= S.bank_bit[b]
     S.ch_next[ch] = t
     S.clean_at[ch] = -1
 

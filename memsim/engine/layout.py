@@ -94,7 +94,7 @@ State = namedtuple("State", " ".join((
     "node_ch node_rank node_bg node_bank rank_of",  # geometry: bank -> node ids
     "earliest win_hist win_count",  # timing
     "open_row open_count bypass pending hits_pending last_use",  # banks
-    "pend_mask hit_mask bank_bit",  # per rank: its banks with queued requests / row hits
+    "pend_mask bank_bit",  # per rank: its banks with queued requests, as bits
     "owner_id owner_q owned owned_pos n_owned n_owned_q",  # activated, not yet served
     "resv_id resv_q n_resv_q",  # precharged for a request, not yet activated
     "scan_stamp ready_bank ready_hit",  # scheduler scratch

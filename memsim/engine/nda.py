@@ -782,8 +782,6 @@ def _issue_act(P, T, S, Xn, ch, rk, t, i):
                 if S.q_bank[qq, ch, k] == b and S.q_row[qq, ch, k] == row:
                     n += 1
         S.hits_pending[qq, b] = n
-        if n != 0:  # (the bank was closed: its bits are clear)
-            S.hit_mask[qq, rk] |= S.bank_bit[b]
     _categorise(Xn, rk, i, NS_MISS)
     Xn.stats[rk, NS_ACT] += 1
     _log(P, S, t, layout.ACT, b, row, -1)
