@@ -89,7 +89,7 @@ SubbankState = namedtuple("SubbankState", " ".join((
     "p node_bus node_pow node_cp bus_of pw nodes bank_of first_of bg_of",
     "selected sel_req sel_q pre_done act_at last_row rp_since work cand soon soon_n soon_q",
     "n_open open_since open_acc busy_acc last_bus last_col_bg last_col_bus counters",
-    "ver memo",
+    "ver memo seen",
 )))
 
 # The scan's memo (:func:`_pick_queue`), per request id modulo MEMO_SIZE (the id kept as
@@ -185,6 +185,7 @@ def build_state(spec, cfg, nodes: dict, S) -> SubbankState:
         # per bank, the version of its state (the last entry counts versions)
         ver=np.zeros(n_banks + 1, i64),
         memo=np.full((4, MEMO_SIZE), -1, i64),
+        seen=np.full((2, nu), -1, i64),
     )
 
 
@@ -742,6 +743,9 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
     # selection) or SALP-2 (a sibling's queued hits hold an ACT), nor while a refresh
     # waits.
     use_memo = not capped and not refs and Z.p[ZP_SELECT] == 0 and Z.p[ZP_COLCLOSED] == 0
+    # (the row-hit cap: an older hit can be passed over where a younger one is not)
+    dedup = not capped
+    seen = Z.seen
     soon = Z.soon[ch]
     n_soon = 0
     Z.soon_q[ch] = -1
@@ -751,6 +755,16 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
         u = q_bank[i]
         if refs and S.ref_pending[S.rank_of[u]] != 0:
             continue
+        row = q_row[i]
+        if dedup:
+            if seen[0, u] == scan and seen[1, u] == row:
+                # an older request to the same row of the same unit was looked at in
+                # this scan: this one needs the same command, as ready, at a priority
+                # no better (only its age differs), so it is never chosen before it;
+                # what its visit marks, the older one's did
+                continue
+            seen[0, u] = scan
+            seen[1, u] = row
         m = q_id[i] & (MEMO_SIZE - 1)
         bank = Z.bank_of[u]
         if use_memo and memo[0, m] == q_id[i] and memo[1, m] == Z.ver[bank] and \
@@ -765,7 +779,7 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
                         t - q_arr[i] < age_cap and q_arr[i] + age_cap < flip:
                     flip = q_arr[i] + age_cap
                 continue
-        cmd, x, kind, wait = _next(P, S, Z, q, u, q_row[i], hit_first, capped, scan, t)
+        cmd, x, kind, wait = _next(P, S, Z, q, u, row, hit_first, capped, scan, t)
         if kind == K_NONE:
             if use_memo:
                 memo[0, m] = q_id[i]
