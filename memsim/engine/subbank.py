@@ -185,7 +185,7 @@ def build_state(spec, cfg, nodes: dict, S) -> SubbankState:
         # per bank, the version of its state (the last entry counts versions)
         ver=np.zeros(n_banks + 1, i64),
         memo=np.full((4, MEMO_SIZE), -1, i64),
-        seen=np.full((2, nu), -1, i64),
+        seen=np.full((3, nu), -1, i64),
     )
 
 
@@ -757,14 +757,20 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
             continue
         row = q_row[i]
         if dedup:
-            if seen[0, u] == scan and seen[1, u] == row:
-                # an older request to the same row of the same unit was looked at in
-                # this scan: this one needs the same command, as ready, at a priority
-                # no better (only its age differs), so it is never chosen before it;
-                # what its visit marks, the older one's did
-                continue
-            seen[0, u] = scan
-            seen[1, u] = row
+            # an older request looked at in this scan needs the same command: one to the
+            # same row of the same unit, or, where the unit is open, any other row of it
+            # (the precharge of its row, or nothing while the row is held). This one is
+            # then as ready, at a priority no better (only its age differs): never chosen
+            # before the older one; what its visit marks, the older one's did
+            if S.open_row[u] >= 0 and S.open_row[u] != row:
+                if seen[0, u] == scan:
+                    continue
+                seen[0, u] = scan
+            else:
+                if seen[1, u] == scan and seen[2, u] == row:
+                    continue
+                seen[1, u] = scan
+                seen[2, u] = row
         m = q_id[i] & (MEMO_SIZE - 1)
         bank = Z.bank_of[u]
         if use_memo and memo[0, m] == q_id[i] and memo[1, m] == Z.ver[bank] and \
