@@ -89,13 +89,8 @@ SubbankState = namedtuple("SubbankState", " ".join((
     "p node_bus node_pow node_cp bus_of pw nodes bank_of first_of bg_of",
     "selected sel_req sel_q pre_done act_at last_row rp_since work cand soon soon_n soon_q",
     "n_open open_since open_acc busy_acc last_bus last_col_bg last_col_bus counters",
-    "ver memo seen",
+    "seen",
 )))
-
-# The scan's memo (:func:`_pick_queue`), per request id modulo MEMO_SIZE (the id kept as
-# a tag): the bank's version when the request was last looked at, the readiness found
-# then, and what passing it by must still do.
-MEMO_SIZE = 4096
 
 # The large steps (issuing a command, scanning a queue) are inlined into the loop like
 # core's helpers. Compiled as functions of their own they cost a call each, and numba
@@ -182,9 +177,6 @@ def build_state(spec, cfg, nodes: dict, S) -> SubbankState:
         last_col_bg=np.full(n_ranks, -1, i64),
         last_col_bus=np.full(n_ranks, -1, i64),
         counters=np.zeros(ZC_LEN, i64),
-        # per bank, the version of its state (the last entry counts versions)
-        ver=np.zeros(n_banks + 1, i64),
-        memo=np.full((4, MEMO_SIZE), -1, i64),
         seen=np.full((3, nu), -1, i64),
     )
 
@@ -484,18 +476,7 @@ def _patch_log(P, S, Z, u):
 
 
 @njit(**_INLINE)
-def _touch(Z, bank):
-    """A command at ``bank``: what _next finds for its requests may change (the memo of
-    the queue scan no longer holds for them)."""
-    n = Z.ver.shape[0] - 1
-    v = Z.ver[n] + 1
-    Z.ver[n] = v
-    Z.ver[bank] = v
-
-
-@njit(**_INLINE)
 def _issue_pre(P, T, S, Z, t, x, req):
-    _touch(Z, Z.bank_of[x])
     _account(S, Z, layout.PRE, x)
     core._issue_pre(P, T, S, t, x, req)
     _closed(Z, x, t, t)
@@ -507,7 +488,6 @@ def _issue_pre(P, T, S, Z, t, x, req):
 def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x, features):
     """Issue ``cmd`` at unit ``x`` on behalf of request ``i`` of queue ``q``."""
     u = S.q_bank[q, ch, i]
-    _touch(Z, Z.bank_of[u])
     if cmd == layout.PRE:
         if S.q_cat[q, ch, i] == layout.CAT_NONE:
             S.q_cat[q, ch, i] = layout.CAT_CONFLICT
@@ -565,9 +545,6 @@ def _after_refresh(P, S, Z, ch, t):
         S.log[S.F[layout.F_LOG_LEN] - 1, LOG_SUBBANK] = -1
     sb = Z.p[ZP_SB]
     per_rank = P[layout.P_NBG] * P[layout.P_NBA]
-    for u in range(ch * P[layout.P_NRANK] * per_rank, (ch + 1) * P[layout.P_NRANK] * per_rank,
-                   sb):
-        _touch(Z, Z.bank_of[u])
     for rk in range(ch * P[layout.P_NRANK], (ch + 1) * P[layout.P_NRANK]):
         if S.open_count[rk] != 0:
             continue
@@ -733,16 +710,6 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
     q_bank = S.q_bank[q, ch]
     q_row = S.q_row[q, ch]
     q_arr = S.q_arr[q, ch]
-    q_id = S.q_id[q, ch]
-    memo = Z.memo
-    # the memo: a request whose bank has seen no command since it was last looked at
-    # needs the same command, and readiness only grows, so it cannot be ready before the
-    # readiness found then; past the forecast ``nxt`` so far (the readiness of a request
-    # looked at in this scan), it is neither chosen nor part of the forecast, and is
-    # passed by. Not under the row-hit cap (marks per scan), MASA (the write mode holds a
-    # selection) or SALP-2 (a sibling's queued hits hold an ACT), nor while a refresh
-    # waits.
-    use_memo = not capped and not refs and Z.p[ZP_SELECT] == 0 and Z.p[ZP_COLCLOSED] == 0
     # (the row-hit cap: an older hit can be passed over where a younger one is not)
     dedup = not capped
     seen = Z.seen
@@ -771,35 +738,15 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
                     continue
                 seen[1, u] = scan
                 seen[2, u] = row
-        m = q_id[i] & (MEMO_SIZE - 1)
-        bank = Z.bank_of[u]
-        if use_memo and memo[0, m] == q_id[i] and memo[1, m] == Z.ver[bank] and \
-                memo[2, m] > nxt:
-            info = memo[3, m]
-            # (a precharge a queued hit of its unit, enqueued since, now holds)
-            if not (info & 8 and hit_first and S.hits_pending[q, info >> 4] > 0):
-                # what its visit would do: mark the bank's work, note the age cap
-                if info & 1:
-                    Z.work[bank] = scan
-                if ((info >> 1) & 3) == K_ROWPATH + 1 and avoid and age_cap != 0 and \
-                        t - q_arr[i] < age_cap and q_arr[i] + age_cap < flip:
-                    flip = q_arr[i] + age_cap
-                continue
         cmd, x, kind, wait = _next(P, S, Z, q, u, row, hit_first, capped, scan, t)
         if kind == K_NONE:
-            if use_memo:
-                memo[0, m] = q_id[i]
-                memo[1, m] = Z.ver[bank]
-                memo[2, m] = layout.INF
-                memo[3, m] = 0
             continue
         # the age cap: avoidance never holds a request that has waited that long
         held = avoid and (age_cap == 0 or t - q_arr[i] < age_cap)
         if held and kind == K_ROWPATH and age_cap != 0 and q_arr[i] + age_cap < flip:
             flip = q_arr[i] + age_cap  # (from then on it is no longer held)
-        mark = avoid and (kind == K_HIT or (cmd == layout.ACT and Z.n_open[bank] > 0))
-        if mark:
-            Z.work[bank] = scan
+        if avoid and (kind == K_HIT or (cmd == layout.ACT and Z.n_open[Z.bank_of[u]] > 0)):
+            Z.work[Z.bank_of[u]] = scan
         if kind == K_HIT and capped and S.scan_stamp[u] == scan and S.bypass[u] >= cap:
             continue  # the row-hit cap: an older request to this unit's row goes first
         prio = _priority(P, Z, sched, kind, u, j if held else 0)
@@ -810,12 +757,6 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
             # looked up (the lookups were the largest part of the scan)
             continue
         r = max(ready(S, Z, cmd, x), wait)
-        if use_memo:
-            memo[0, m] = q_id[i]
-            memo[1, m] = Z.ver[bank]
-            memo[2, m] = r
-            memo[3, m] = ((x << 4) | (8 if cmd == layout.PRE else 0) | ((kind + 1) << 1)
-                          | (1 if mark else 0))
         if r > t:
             if r <= nxt:
                 nxt = r
