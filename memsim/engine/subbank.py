@@ -35,7 +35,9 @@ group ``last_bus``; per rank the bank group and bus of the last column command;
 decided after the scan); per channel ``soon`` / ``soon_n`` / ``soon_q``, the forecast
 of a scan that found nothing ready (:func:`_record_soon`). Tables per unit, so that the
 scan divides nothing: ``nodes`` its seven timing nodes (:func:`ready`), ``bank_of``,
-``first_of`` (its first sibling) and ``bg_of`` (its bank group).
+``first_of`` (its first sibling) and ``bg_of`` (its bank group). ``seen`` per unit: the
+scan that last looked at a request to another row of the open unit, and at one to the
+row in ``seen[2]`` (:func:`_pick_queue` passes by the younger ones).
 """
 
 from __future__ import annotations
@@ -89,6 +91,7 @@ SubbankState = namedtuple("SubbankState", " ".join((
     "p node_bus node_pow node_cp bus_of pw nodes bank_of first_of bg_of",
     "selected sel_req sel_q pre_done act_at last_row rp_since work cand soon soon_n soon_q",
     "n_open open_since open_acc busy_acc last_bus last_col_bg last_col_bus counters",
+    "seen",
 )))
 
 # The large steps (issuing a command, scanning a queue) are inlined into the loop like
@@ -176,6 +179,7 @@ def build_state(spec, cfg, nodes: dict, S) -> SubbankState:
         last_col_bg=np.full(n_ranks, -1, i64),
         last_col_bus=np.full(n_ranks, -1, i64),
         counters=np.zeros(ZC_LEN, i64),
+        seen=np.full((3, nu), -1, i64),
     )
 
 
@@ -708,6 +712,9 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
     q_bank = S.q_bank[q, ch]
     q_row = S.q_row[q, ch]
     q_arr = S.q_arr[q, ch]
+    # (the row-hit cap: an older hit can be passed over where a younger one is not)
+    dedup = not capped
+    seen = Z.seen
     soon = Z.soon[ch]
     n_soon = 0
     Z.soon_q[ch] = -1
@@ -717,7 +724,23 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
         u = q_bank[i]
         if refs and S.ref_pending[S.rank_of[u]] != 0:
             continue
-        cmd, x, kind, wait = _next(P, S, Z, q, u, q_row[i], hit_first, capped, scan, t)
+        row = q_row[i]
+        if dedup:
+            # an older request looked at in this scan needs the same command: one to the
+            # same row of the same unit, or, where the unit is open, any other row of it
+            # (the precharge of its row, or nothing while the row is held). This one is
+            # then as ready, at a priority no better (only its age differs): never chosen
+            # before the older one; what its visit marks, the older one's did
+            if S.open_row[u] >= 0 and S.open_row[u] != row:
+                if seen[0, u] == scan:
+                    continue
+                seen[0, u] = scan
+            else:
+                if seen[1, u] == scan and seen[2, u] == row:
+                    continue
+                seen[1, u] = scan
+                seen[2, u] = row
+        cmd, x, kind, wait = _next(P, S, Z, q, u, row, hit_first, capped, scan, t)
         if kind == K_NONE:
             continue
         # the age cap: avoidance never holds a request that has waited that long
