@@ -35,9 +35,10 @@ group ``last_bus``; per rank the bank group and bus of the last column command;
 decided after the scan); per channel ``soon`` / ``soon_n`` / ``soon_q``, the forecast
 of a scan that found nothing ready (:func:`_record_soon`). Tables per unit, so that the
 scan divides nothing: ``nodes`` its seven timing nodes (:func:`ready`), ``bank_of``,
-``first_of`` (its first sibling) and ``bg_of`` (its bank group). ``seen`` per unit: the
-scan that last looked at a request to another row of the open unit, and at one to the
-row in ``seen[2]`` (:func:`_pick_queue` passes by the younger ones).
+``first_of`` (its first sibling) and ``bg_of`` (its bank group). ``seen`` per unit, for
+:func:`_pick_queue` to pass by a younger request needing the same command: ``seen[0]``
+the scan that last looked at a request to another row than the open one, ``seen[1]`` the
+scan that last looked at a request to the row ``seen[2]``.
 """
 
 from __future__ import annotations
