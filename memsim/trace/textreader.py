@@ -23,6 +23,7 @@ dropped with it).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -114,7 +115,7 @@ def _line_blocks(path: str, state: _State) -> Iterator[bytes]:
 def _convert_block(path: str, fmt: TextFormat, block: bytes, state: _State,
                    skip_bad_lines: bool) -> tuple[TraceChunk, int]:
     """Check one block against the trace-wide rules; (its good records, bad count)."""
-    rec = parse_block(fmt, block)
+    rec = _parse(fmt, block)
     good = rec.ok.copy()
 
     if state.timed is None and good.any():
@@ -153,6 +154,25 @@ def _convert_block(path: str, fmt: TextFormat, block: bytes, state: _State,
     state.records += len(piece)
     state.lines_before += rec.n_lines
     return piece, n_bad
+
+
+def _parse(fmt: TextFormat, block: bytes) -> BlockRecords:
+    """The block's records: from the compiled scanner if numba is loaded and every line
+    is a good record (see fastparse), else from vectorparse, which also marks bad lines."""
+    if fastparse_available():
+        from . import fastparse
+
+        rec = fastparse.parse_block(fmt, block)
+        if rec is not None:
+            return rec
+    return parse_block(fmt, block)
+
+
+def fastparse_available() -> bool:
+    """Whether numba is imported already and compiles (importing it only to read a
+    trace would cost more than the scanner saves; see fastparse)."""
+    numba = sys.modules.get("numba")
+    return numba is not None and not numba.config.DISABLE_JIT
 
 
 def _check_no_overflow(path: str, block: bytes, rec: BlockRecords, good: np.ndarray,
