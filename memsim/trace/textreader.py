@@ -1,8 +1,10 @@
 """Streaming reader for text traces: blocks of lines in, validated TraceChunks out.
 
 The file is read in blocks of whole lines (``BLOCK_BYTES`` of text at a time), each
-parsed by ``vectorparse``. Across blocks the reader keeps the little state a trace needs:
-the line number, whether the trace is timed, and the last cycle.
+parsed by ``fastparse``'s compiled scanner where numba is loaded and the block is all
+good records, else by ``vectorparse`` (which also marks the bad lines). Across blocks
+the reader keeps the little state a trace needs: the line number, whether the trace is
+timed, and the last cycle.
 
 Rules applied on top of the per-line syntax:
 
