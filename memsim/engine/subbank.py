@@ -71,7 +71,7 @@ ACT_ANY, ACT_CLOSED, ACT_COMPATIBLE = 0, 1, 2
 
 # Parameters (SubbankState.p).
 (ZP_SB, ZP_ACT, ZP_COLCLOSED, ZP_SELECT, ZP_BUSES, ZP_LATCH, ZP_SHIFT, ZP_TPA, ZP_TRTP,
- ZP_TWRA, ZP_TRAS, ZP_TSCD, ZP_AVOID, ZP_OTHERBUS, ZP_AGECAP, ZP_LEN) = range(16)
+ ZP_TWRA, ZP_TRAS, ZP_TSCD, ZP_AVOID, ZP_OTHERBUS, ZP_AGECAP, ZP_UNITMASK, ZP_LEN) = range(17)
 
 # Counters (SubbankState.counters): resource conflicts (count, stall cycles) in the order
 # row_path, bg_bus, tfaw, column_path; back-to-back column commands of a rank in one bank
@@ -92,7 +92,7 @@ SubbankState = namedtuple("SubbankState", " ".join((
     "p node_bus node_pow node_cp bus_of pw nodes bank_of first_of bg_of",
     "selected sel_req sel_q pre_done act_at last_row rp_since work cand soon soon_n soon_q",
     "n_open open_since open_acc busy_acc last_bus last_col_bg last_col_bus counters",
-    "seen",
+    "seen rk_ready",
 )))
 
 # The large steps (issuing a command, scanning a queue) are inlined into the loop like
@@ -136,6 +136,13 @@ def build_state(spec, cfg, nodes: dict, S) -> SubbankState:
     p[ZP_AVOID] = int(bool(e.get("avoid_row_path", False)))
     p[ZP_OTHERBUS] = int(bool(e.get("prefer_other_bus", False)))
     p[ZP_AGECAP] = int(e.get("age_cap_cycles", 0)) * spec.time_scale
+    # the commands that a unit's bus or column-path node can hold (any command at those
+    # scopes constrains them): the scan looks those nodes up for these alone (a node no
+    # constraint reaches stays at 0, which no readiness is below)
+    L = spec.latency
+    held_by_unit = (L[:, SCOPE_BUS, :] > L.min()).any(axis=0) | \
+        (L[:, SCOPE_COLUMN_PATH, :] > L.min()).any(axis=0)
+    p[ZP_UNITMASK] = int(sum(1 << c for c in np.nonzero(held_by_unit)[0]))
     n_banks = nu // sb
     n_bg = nu // per_bg
     n_ranks = nu // per_rank
@@ -180,7 +187,8 @@ def build_state(spec, cfg, nodes: dict, S) -> SubbankState:
         last_col_bg=np.full(n_ranks, -1, i64),
         last_col_bus=np.full(n_ranks, -1, i64),
         counters=np.zeros(ZC_LEN, i64),
-        seen=np.full((3, nu), -1, i64),
+        seen=np.full((8, nu), -1, i64),
+        rk_ready=np.zeros((n_ranks, 3), i64),
     )
 
 
@@ -207,6 +215,43 @@ def ready(S, Z, cmd, u):
         x = e[n[k], cmd]
         if x > r:
             r = x
+    return r
+
+
+@njit(**_INLINE)
+def _rank_parts(P, S, Z, ch, q):
+    """Once per scan: for each rank of channel ``ch``, the part of the readiness of ACT,
+    PRE and the column command of queue ``q`` that its units share (the channel, rank
+    and power nodes), in ``rk_ready``, for :func:`_ready_in_scan`."""
+    e = S.earliest
+    per_rank = P[layout.P_NBG] * P[layout.P_NBA]
+    nr = P[layout.P_NRANK]
+    col = layout.RD + q
+    for rk in range(ch * nr, (ch + 1) * nr):
+        n = Z.nodes[rk * per_rank]
+        for k in range(3):
+            c = layout.ACT if k == 0 else (layout.PRE if k == 1 else col)
+            Z.rk_ready[rk, k] = max(e[n[0], c], e[n[1], c], e[n[5], c])
+
+
+@njit(**_INLINE)
+def _ready_in_scan(S, Z, cmd, u, q):
+    """:func:`ready` within a scan, from the rank's part found by :func:`_rank_parts`:
+    the bank-group and unit nodes, and the bus and column-path nodes only for the
+    commands they can hold (ZP_UNITMASK)."""
+    if cmd == layout.ACT:
+        k = 0
+    elif cmd == layout.PRE:
+        k = 1
+    elif cmd == layout.RD + q:
+        k = 2
+    else:
+        return ready(S, Z, cmd, u)
+    e = S.earliest
+    n = Z.nodes[u]
+    r = max(Z.rk_ready[S.rank_of[u], k], e[n[2], cmd], e[n[3], cmd])
+    if (Z.p[ZP_UNITMASK] >> cmd) & 1:
+        r = max(r, e[n[4], cmd], e[n[6], cmd])
     return r
 
 
@@ -720,6 +765,7 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
     n_soon = 0
     Z.soon_q[ch] = -1
     flip = layout.INF
+    _rank_parts(P, S, Z, ch, q)
     for j in range(n_scan):
         i = (head + j) & mask
         u = q_bank[i]
@@ -744,6 +790,19 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
         cmd, x, kind, wait = _next(P, S, Z, q, u, row, hit_first, capped, scan, t)
         if kind == K_NONE:
             continue
+        if dedup and S.open_row[u] < 0:
+            # a closed unit: its requests' rows matter to the command only through the
+            # siblings' rows (ERUCA's row-address path), so an older request of the
+            # unit, looked at in this scan, often needed the same command with the same
+            # wait: this one is then passed by, as above
+            if seen[3, u] == scan and seen[4, u] == cmd and seen[5, u] == x and \
+                    seen[6, u] == kind and seen[7, u] == wait:
+                continue
+            seen[3, u] = scan
+            seen[4, u] = cmd
+            seen[5, u] = x
+            seen[6, u] = kind
+            seen[7, u] = wait
         # the age cap: avoidance never holds a request that has waited that long
         held = avoid and (age_cap == 0 or t - q_arr[i] < age_cap)
         if held and kind == K_ROWPATH and age_cap != 0 and q_arr[i] + age_cap < flip:
@@ -759,7 +818,7 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
             # a command is chosen the forecast ``nxt`` is not used: its timing is not
             # looked up (the lookups were the largest part of the scan)
             continue
-        r = max(ready(S, Z, cmd, x), wait)
+        r = max(_ready_in_scan(S, Z, cmd, x, q), wait)
         if r > t:
             if r <= nxt:
                 nxt = r
