@@ -765,7 +765,7 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
     n_soon = 0
     Z.soon_q[ch] = -1
     flip = layout.INF
-    _rank_parts(P, S, Z, ch, q)
+    parts = False  # (the ranks' parts of the readiness: found at the first lookup)
     for j in range(n_scan):
         i = (head + j) & mask
         u = q_bank[i]
@@ -818,6 +818,9 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
             # a command is chosen the forecast ``nxt`` is not used: its timing is not
             # looked up (the lookups were the largest part of the scan)
             continue
+        if not parts:
+            _rank_parts(P, S, Z, ch, q)
+            parts = True
         r = max(_ready_in_scan(S, Z, cmd, x, q), wait)
         if r > t:
             if r <= nxt:
