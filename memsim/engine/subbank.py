@@ -38,7 +38,10 @@ scan divides nothing: ``nodes`` its seven timing nodes (:func:`ready`), ``bank_o
 ``first_of`` (its first sibling) and ``bg_of`` (its bank group). ``seen`` per unit, for
 :func:`_pick_queue` to pass by a younger request needing the same command: ``seen[0]``
 the scan that last looked at a request to another row than the open one, ``seen[1]`` the
-scan that last looked at a request to the row ``seen[2]``.
+scan that last looked at a request to the row ``seen[2]``, ``seen[3]`` the scan that
+last looked at a request of the closed unit, whose command, unit, kind and wait were
+``seen[4:8]``. ``rk_ready`` per rank: the channel, rank and power nodes' part of the
+readiness of ACT, PRE and the scanned queue's column command (:func:`_rank_parts`).
 """
 
 from __future__ import annotations
