@@ -20,7 +20,7 @@ from memsim import nda as nda_mod
 from memsim.config import ConfigError
 from memsim.dram import spec as spec_mod
 from memsim.dram import subbank as subbank_data
-from memsim.engine import core, jit, layout, subbank
+from memsim.engine import core, jit, subbank
 from memsim.engine import cores as cores_mod
 from memsim.engine import ecc as ecc_engine
 from memsim.engine import nda as nda_engine
@@ -266,8 +266,7 @@ class Engine:
 
         self.T = core.Tables(spec.latency, spec.window_prev, spec.window_scope,
                              spec.window_next, spec.window_size, spec.window_latency,
-                             spec.burst_cycles, spec.data_delay,
-                             *layout.rule_lists(spec.latency))
+                             spec.burst_cycles, spec.data_delay)
 
         i64 = np.int64
         F = np.zeros(core.F_LEN, i64)

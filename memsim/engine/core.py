@@ -261,29 +261,17 @@ def _apply_constraints(P, T, S, cmd, b, t):
     ch, rn, gn, bn = _nodes(S, b)
     e = S.earliest
     L = T.latency
-    # only the table's rules (Tables.rule_*): a cell without one (NO_CONSTRAINT) would
-    # push nothing, and most cells have none (DDR4: a PRE has 10 rules of 40, an ACT 18)
-    at_k = T.rule_at
-    nxt_c = T.rule_next
-    delay = T.rule_delay
-    for k in range(at_k[cmd, 0], at_k[cmd, 1]):
-        c = nxt_c[k]
-        at = t + delay[k]
+    for c in range(N_CMD):
+        at = t + L[cmd, 0, c]
         if e[ch, c] < at:
             e[ch, c] = at
-    for k in range(at_k[cmd, 1], at_k[cmd, 2]):
-        c = nxt_c[k]
-        at = t + delay[k]
+        at = t + L[cmd, 1, c]
         if e[rn, c] < at:
             e[rn, c] = at
-    for k in range(at_k[cmd, 2], at_k[cmd, 3]):
-        c = nxt_c[k]
-        at = t + delay[k]
+        at = t + L[cmd, 2, c]
         if e[gn, c] < at:
             e[gn, c] = at
-    for k in range(at_k[cmd, 3], at_k[cmd, 4]):
-        c = nxt_c[k]
-        at = t + delay[k]
+        at = t + L[cmd, 3, c]
         if e[bn, c] < at:
             e[bn, c] = at
     if cmd == PREA or cmd == REF:
@@ -300,9 +288,10 @@ def _apply_constraints(P, T, S, cmd, b, t):
     if nr > 1:
         # the other ranks of the channel (data-bus hand-over, tRTRS)
         r0 = P[P_NCH] + ch * nr
-        for k in range(at_k[cmd, 4], at_k[cmd, 5]):  # (only column commands have rules)
-            c = nxt_c[k]
-            at = t + delay[k]
+        for c in range(N_CMD):
+            if L[cmd, 4, c] == NO_CONSTRAINT:
+                continue  # (no rule: only column commands hand the data bus over)
+            at = t + L[cmd, 4, c]
             for other in range(r0, r0 + nr):
                 if other != rn and e[other, c] < at:
                     e[other, c] = at

@@ -89,30 +89,7 @@ LOG_COLS = 9  # cycle, channel, rank, bankgroup, bank, row, column, command, req
 
 
 Tables = namedtuple("Tables", "latency window_prev window_scope window_next window_size "
-                              "window_latency burst_cycles data_delay "
-                              "rule_at rule_next rule_delay")
-# rule_*: ``latency``'s cells with a rule, listed per previous command and level (0
-# channel, 1 rank, 2 bank group, 3 bank, 4 the channel's other ranks), next commands
-# below N_CMD only: rules k in [rule_at[cmd, s], rule_at[cmd, s + 1]) are level s's, each
-# pushing command rule_next[k] to at least rule_delay[k] cycles after ``cmd``
-# (rule_lists). core._apply_constraints walks these instead of every cell.
-RULE_LEVELS = 5
-
-
-def rule_lists(latency):
-    """``latency[prev, scope, next]`` -> (rule_at, rule_next, rule_delay) (``Tables``)."""
-    n_prev = latency.shape[0]
-    rule_at = np.zeros((n_prev, RULE_LEVELS + 1), np.int64)
-    nxt, delay = [], []
-    for cmd in range(n_prev):
-        for s in range(RULE_LEVELS):
-            rule_at[cmd, s] = len(nxt)
-            for c in range(N_CMD):
-                if latency[cmd, s, c] != NO_CONSTRAINT:
-                    nxt.append(c)
-                    delay.append(latency[cmd, s, c])
-        rule_at[cmd, RULE_LEVELS] = len(nxt)
-    return rule_at, np.array(nxt, np.int64), np.array(delay, np.int64)
+                              "window_latency burst_cycles data_delay")
 State = namedtuple("State", " ".join((
     "node_ch node_rank node_bg node_bank rank_of",  # geometry: bank -> node ids
     "earliest win_hist win_count",  # timing
