@@ -737,8 +737,7 @@ def _bank_phase(P, S, X, ch, t, q, features):
     ready_bank = S.ready_bank[ch]
     ready_hit = S.ready_hit[ch]
     e = S.earliest
-    nba = P[P_NBA]
-    group_bits = (np.int64(1) << nba) - 1  # a bank group's banks in pend_mask
+    node_bg = S.node_bg
     col = RD + q
     n_ready = 0
     nxt = INF
@@ -762,55 +761,39 @@ def _bank_phase(P, S, X, ch, t, q, features):
         rank_act = max(e[cn, ACT], e[rn, ACT])
         rank_pre = max(e[cn, PRE], e[rn, PRE])
         m = S.pend_mask[q, rk]
-        gn = S.node_bg[b0]
-        bg0 = b0
-        while m != 0:  # the rank's bank groups with queued requests, in bank order
-            mg = m & group_bits
-            m >>= nba
-            if mg == 0:
-                gn += 1
-                bg0 += nba
-                continue
-            # and the bank group's part, once per group (a bank then needs one lookup)
-            group_col = max(rank_col, e[gn, col])
-            group_act = max(rank_act, e[gn, ACT])
-            group_pre = max(rank_pre, e[gn, PRE])
-            gn += 1
-            b1 = bg0
-            bg0 += nba
-            while mg != 0:  # the group's banks with queued requests, in bank order
-                b = b1 + lowest_bit(mg)
-                mg &= mg - 1
-                n_req = pending[b]
-                n_hit = hits_pending[b]
-                if n_hit > 0 and group_col <= nxt:
-                    ready = max(group_col, e[bank_node0 + b, col])
-                    if ready <= t:
-                        ready_bank[n_ready] = b
-                        ready_hit[n_ready] = 1
-                        n_ready += 1
-                    elif ready <= nxt:
-                        nxt, n_soon = _forecast(S, ch, nxt, n_soon, ready, b, 1)
-                if n_req > n_hit:
-                    if open_row[b] < 0:
-                        cmd = ACT
-                        ready = group_act
-                    elif owner_id[b] >= 0:
-                        continue  # the row was opened for a request not yet served
-                    elif hit_first and n_hit > 0 and (not capped or bypass[b] < cap):
-                        # FR-FCFS does not close a row that queued requests still hit
-                        # (with a cap: until the cap is reached)
-                        continue
-                    else:
-                        cmd = PRE
-                        ready = group_pre
-                    ready = max(ready, e[bank_node0 + b, cmd])
-                    if ready <= t:
-                        ready_bank[n_ready] = b
-                        ready_hit[n_ready] = 0
-                        n_ready += 1
-                    elif ready <= nxt:
-                        nxt, n_soon = _forecast(S, ch, nxt, n_soon, ready, b, 0)
+        while m != 0:  # the banks with queued requests, in bank order
+            b = b0 + lowest_bit(m)
+            m &= m - 1
+            n_req = pending[b]
+            n_hit = hits_pending[b]
+            if n_hit > 0 and rank_col <= nxt:
+                ready = max(rank_col, e[node_bg[b], col], e[bank_node0 + b, col])
+                if ready <= t:
+                    ready_bank[n_ready] = b
+                    ready_hit[n_ready] = 1
+                    n_ready += 1
+                elif ready <= nxt:
+                    nxt, n_soon = _forecast(S, ch, nxt, n_soon, ready, b, 1)
+            if n_req > n_hit:
+                if open_row[b] < 0:
+                    cmd = ACT
+                    ready = rank_act
+                elif owner_id[b] >= 0:
+                    continue  # the row was opened for a request not yet served
+                elif hit_first and n_hit > 0 and (not capped or bypass[b] < cap):
+                    # FR-FCFS does not close a row that queued requests still hit
+                    # (with a cap: until the cap is reached)
+                    continue
+                else:
+                    cmd = PRE
+                    ready = rank_pre
+                ready = max(ready, e[node_bg[b], cmd], e[bank_node0 + b, cmd])
+                if ready <= t:
+                    ready_bank[n_ready] = b
+                    ready_hit[n_ready] = 0
+                    n_ready += 1
+                elif ready <= nxt:
+                    nxt, n_soon = _forecast(S, ch, nxt, n_soon, ready, b, 0)
     S.soon_n[ch] = n_soon
     return n_ready, nxt
 
