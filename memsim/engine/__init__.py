@@ -278,6 +278,9 @@ class Engine:
         if sb == 1 and nbg * nba > 63:
             raise ConfigError(f"dram: {nbg} bank groups x {nba} banks = {nbg * nba} banks "
                               "per rank; the engine supports at most 63")
+        if sb == 1 and nba & (nba - 1):  # (core._bank_phase finds a bank's group by a shift)
+            raise ConfigError(f"dram: {nba} banks per bank group; the engine supports a "
+                              "power of two")
         bank_bit = np.left_shift(1, banks % (nbg * nba)) if sb == 1 else np.zeros(nb, i64)
         self.S = core.State(
             node_ch=rank_of // nr,

@@ -737,7 +737,9 @@ def _bank_phase(P, S, X, ch, t, q, features):
     ready_bank = S.ready_bank[ch]
     ready_hit = S.ready_hit[ch]
     e = S.earliest
-    node_bg = S.node_bg
+    # a bank's group from its place in the rank, not a lookup (node_bg[b]): the lookup
+    # was the head of a chain of loads the phase stalled on (perf)
+    bg_shift = lowest_bit(P[P_NBA])  # (banks per group: a power of two, Engine checks)
     col = RD + q
     n_ready = 0
     nxt = INF
@@ -757,17 +759,20 @@ def _bank_phase(P, S, X, ch, t, q, features):
         # the channel and rank parts of each command's readiness, once per rank
         b0 = rk * per_rank
         cn, rn, bank_node0 = S.node_ch[b0], S.node_rank[b0], S.node_bank[b0] - b0
+        gn0 = S.node_bg[b0]
         rank_col = max(e[cn, col], e[rn, col])
         rank_act = max(e[cn, ACT], e[rn, ACT])
         rank_pre = max(e[cn, PRE], e[rn, PRE])
         m = S.pend_mask[q, rk]
         while m != 0:  # the banks with queued requests, in bank order
-            b = b0 + lowest_bit(m)
+            i = lowest_bit(m)
+            b = b0 + i
+            gn = gn0 + (i >> bg_shift)
             m &= m - 1
             n_req = pending[b]
             n_hit = hits_pending[b]
             if n_hit > 0 and rank_col <= nxt:
-                ready = max(rank_col, e[node_bg[b], col], e[bank_node0 + b, col])
+                ready = max(rank_col, e[gn, col], e[bank_node0 + b, col])
                 if ready <= t:
                     ready_bank[n_ready] = b
                     ready_hit[n_ready] = 1
@@ -787,7 +792,7 @@ def _bank_phase(P, S, X, ch, t, q, features):
                 else:
                     cmd = PRE
                     ready = rank_pre
-                ready = max(ready, e[node_bg[b], cmd], e[bank_node0 + b, cmd])
+                ready = max(ready, e[gn, cmd], e[bank_node0 + b, cmd])
                 if ready <= t:
                     ready_bank[n_ready] = b
                     ready_hit[n_ready] = 0
