@@ -143,8 +143,8 @@ def build_state(spec, cfg, nodes: dict, S) -> SubbankState:
     # scopes constrains them): the scan looks those nodes up for these alone (a node no
     # constraint reaches stays at 0, which no readiness is below)
     L = spec.latency
-    held_by_unit = (L[:, SCOPE_BUS, :] > L.min()).any(axis=0) | \
-        (L[:, SCOPE_COLUMN_PATH, :] > L.min()).any(axis=0)
+    held_by_unit = (L[:, SCOPE_BUS, :] != layout.NO_CONSTRAINT).any(axis=0) | \
+        (L[:, SCOPE_COLUMN_PATH, :] != layout.NO_CONSTRAINT).any(axis=0)
     p[ZP_UNITMASK] = int(sum(1 << c for c in np.nonzero(held_by_unit)[0]))
     n_banks = nu // sb
     n_bg = nu // per_bg
