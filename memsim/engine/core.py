@@ -261,6 +261,10 @@ def _apply_constraints(P, T, S, cmd, b, t):
     ch, rn, gn, bn = _nodes(S, b)
     e = S.earliest
     L = T.latency
+    # the rank's bank-group and bank nodes change (and the command changes its banks'
+    # state): its summary for the bank phase is stale. The other ranks' bank nodes do
+    # not change (below: rank nodes only).
+    S.rsum_epoch[rn] += 1
     for c in range(N_CMD):
         at = t + L[cmd, 0, c]
         if e[ch, c] < at:
@@ -745,6 +749,12 @@ def _bank_phase(P, S, X, ch, t, q, features):
     nxt = INF
     n_soon = 0
     nr = P[P_NRANK]
+    # per-rank summaries (more than one rank; not with NDAs or same-bank refresh, whose
+    # code writes the timing table and the banks' state outside _apply_constraints)
+    upkeep = nr > 1 and not features & (F_NDA | F_REFSB)
+    rsum = S.rsum[q]
+    epoch = S.rsum_epoch
+    skip_at = INF
     first = S.last_rank[ch]
     if first < 0:
         first = 0
@@ -763,6 +773,27 @@ def _bank_phase(P, S, X, ch, t, q, features):
         rank_col = max(e[cn, col], e[rn, col])
         rank_act = max(e[cn, ACT], e[rn, ACT])
         rank_pre = max(e[cn, PRE], e[rn, PRE])
+        if upkeep:
+            if rsum[rk, 3] == epoch[rn]:
+                # nothing changed at the rank's banks since its last walk: its earliest
+                # command from the minima of their local parts, O(1)
+                cand = max(rank_col, rsum[rk, 0])
+                x = max(rank_act, rsum[rk, 1])
+                if x < cand:
+                    cand = x
+                x = max(rank_pre, rsum[rk, 2])
+                if x < cand:
+                    cand = x
+                if cand > t:  # no ready command: the forecast only
+                    if cand < nxt:
+                        nxt = cand
+                        n_soon = 0
+                    if cand < skip_at:
+                        skip_at = cand
+                    continue
+        lo_hit = INF
+        lo_act = INF
+        lo_pre = INF
         m = S.pend_mask[q, rk]
         while m != 0:  # the banks with queued requests, in bank order
             i = lowest_bit(m)
@@ -771,8 +802,11 @@ def _bank_phase(P, S, X, ch, t, q, features):
             m &= m - 1
             n_req = pending[b]
             n_hit = hits_pending[b]
-            if n_hit > 0 and rank_col <= nxt:
-                ready = max(rank_col, e[gn, col], e[bank_node0 + b, col])
+            if n_hit > 0 and (upkeep or rank_col <= nxt):
+                loc = max(e[gn, col], e[bank_node0 + b, col])
+                if loc < lo_hit:
+                    lo_hit = loc
+                ready = max(rank_col, loc)
                 if ready <= t:
                     ready_bank[n_ready] = b
                     ready_hit[n_ready] = 1
@@ -792,13 +826,26 @@ def _bank_phase(P, S, X, ch, t, q, features):
                 else:
                     cmd = PRE
                     ready = rank_pre
-                ready = max(ready, e[gn, cmd], e[bank_node0 + b, cmd])
+                loc = max(e[gn, cmd], e[bank_node0 + b, cmd])
+                if cmd == ACT:
+                    if loc < lo_act:
+                        lo_act = loc
+                elif loc < lo_pre:
+                    lo_pre = loc
+                ready = max(ready, loc)
                 if ready <= t:
                     ready_bank[n_ready] = b
                     ready_hit[n_ready] = 0
                     n_ready += 1
                 elif ready <= nxt:
                     nxt, n_soon = _forecast(S, ch, nxt, n_soon, ready, b, 0)
+        if upkeep:
+            rsum[rk, 0] = lo_hit
+            rsum[rk, 1] = lo_act
+            rsum[rk, 2] = lo_pre
+            rsum[rk, 3] = epoch[rn]
+    if skip_at == nxt:
+        n_soon = -1  # the forecast list lacks a skipped rank: no clean wake-up
     S.soon_n[ch] = n_soon
     return n_ready, nxt
 
@@ -994,7 +1041,8 @@ def _schedule_channel(P, T, S, X, ch, t, features):
     # a wake-up at exactly the cycle the last bank phase predicted, with nothing changed
     # on the channel since (any enqueue, command or refresh resets clean_at): the ready
     # commands are exactly the ones remembered in soon_*
-    clean = S.clean_at[ch] == t and P[P_POLICY] != PAGE_TIMEOUT
+    # (soon_n -1: a rank the bank phase skipped by its summary attains the forecast)
+    clean = S.clean_at[ch] == t and P[P_POLICY] != PAGE_TIMEOUT and S.soon_n[ch] >= 0
     S.clean_at[ch] = -1
     _update_write_mode(P, S, X, ch, t, features)
     nxt = INF
@@ -1234,6 +1282,7 @@ def make_loop(features: int):
                 queue_link(P, S, q, ch, k, b)
                 S.pending[q, b] += 1
                 S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
+                S.rsum_epoch[S.node_rank[b]] += 1  # (the rank's bank-phase summary)
                 if S.open_row[b] == row[idx]:
                     S.hits_pending[q, b] += 1
                 if not timed:
