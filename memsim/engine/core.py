@@ -758,10 +758,21 @@ def _bank_phase(P, S, X, ch, t, q, features):
     first = S.last_rank[ch]
     if first < 0:
         first = 0
-    for j in range(nr):
+    j = 0
+    end = nr
+    while True:
+        if j == end:
+            if end == nr and upkeep and skip_at == nxt and nxt < INF:
+                # ranks skipped by their summary attain the forecast: walk them again for
+                # the forecast list (none has a ready command), so that a wake-up then
+                # may still take the clean path
+                end = nr + nr
+            else:
+                break
         # from the rank of the last column command: its next one is ready first
         rk = first + j
-        if rk >= nr:
+        j += 1
+        while rk >= nr:
             rk -= nr
         rk += ch * nr
         if _host_blocked(S, X, rk, t, features):
@@ -774,7 +785,10 @@ def _bank_phase(P, S, X, ch, t, q, features):
         rank_act = max(e[cn, ACT], e[rn, ACT])
         rank_pre = max(e[cn, PRE], e[rn, PRE])
         if upkeep:
-            if rsum[rk, 3] == epoch[rn]:
+            if j > nr:  # (the second pass: only the ranks skipped at the forecast)
+                if rsum[rk, 4] != nxt:
+                    continue
+            elif rsum[rk, 3] == epoch[rn]:
                 # nothing changed at the rank's banks since its last walk: its earliest
                 # command from the minima of their local parts, O(1)
                 cand = max(rank_col, rsum[rk, 0])
@@ -790,6 +804,7 @@ def _bank_phase(P, S, X, ch, t, q, features):
                         n_soon = 0
                     if cand < skip_at:
                         skip_at = cand
+                    rsum[rk, 4] = cand
                     continue
         lo_hit = INF
         lo_act = INF
@@ -844,8 +859,7 @@ def _bank_phase(P, S, X, ch, t, q, features):
             rsum[rk, 1] = lo_act
             rsum[rk, 2] = lo_pre
             rsum[rk, 3] = epoch[rn]
-    if skip_at == nxt:
-        n_soon = -1  # the forecast list lacks a skipped rank: no clean wake-up
+            rsum[rk, 4] = -1
     S.soon_n[ch] = n_soon
     return n_ready, nxt
 
@@ -1041,8 +1055,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
     # a wake-up at exactly the cycle the last bank phase predicted, with nothing changed
     # on the channel since (any enqueue, command or refresh resets clean_at): the ready
     # commands are exactly the ones remembered in soon_*
-    # (soon_n -1: a rank the bank phase skipped by its summary attains the forecast)
-    clean = S.clean_at[ch] == t and P[P_POLICY] != PAGE_TIMEOUT and S.soon_n[ch] >= 0
+    clean = S.clean_at[ch] == t and P[P_POLICY] != PAGE_TIMEOUT
     S.clean_at[ch] = -1
     _update_write_mode(P, S, X, ch, t, features)
     nxt = INF
