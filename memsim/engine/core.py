@@ -728,7 +728,17 @@ def _bank_phase(P, S, X, ch, t, q, features):
     first ready (the others wait for tRTRS): random reads at 4 ranks queue mostly
     activated requests waiting for the data bus (18.7 banks with hits of 24 visited), and
     most of their lookups are skipped. The order of the ready and forecast lists does not
-    matter to ``_pick`` (oldest first: queue ages are distinct)."""
+    matter to ``_pick`` (oldest first: queue ages are distinct).
+    At more than one rank (not with NDAs or same-bank refresh) a walk also keeps a
+    summary of the rank per queue (``rsum``): the minima over its banks of the bank-group
+    and bank parts of their commands' readiness, by kind (column command, ACT, PRE), and
+    the rank's epoch (``rsum_epoch``, bumped by every command at the rank, in
+    ``_apply_constraints``, and every enqueue to it; other ranks' commands change only
+    its rank node). A rank whose summary is current has its first command at the
+    minimum over the kinds of max(rank part, minimum): after the decision's cycle, the
+    rank is not walked (the hit lookups are then never skipped in a walk, so that the
+    minimum is exact). If such a rank reaches the forecast, it is walked once more at
+    the end for ``soon_*``."""
     hit_first = P[P_SCHED] >= SCHED_FRFCFS
     capped = P[P_SCHED] == SCHED_FRFCFS_CAP
     cap = P[P_CAP]
