@@ -808,7 +808,10 @@ def _bank_phase(P, S, X, ch, t, q, features):
                 x = max(rank_pre, rsum[rk, 2])
                 if x < cand:
                     cand = x
-                if cand > t:  # no ready command: the forecast only
+                # (a hit minimum of -1: unknown, its walk skipped the hits' lookups; cand
+                # is then a lower bound, enough to leave out a rank after the forecast)
+                if cand > t and (cand > nxt or rsum[rk, 0] >= 0):
+                    # no ready command: the forecast only
                     if cand < nxt:
                         nxt = cand
                         n_soon = 0
@@ -827,7 +830,9 @@ def _bank_phase(P, S, X, ch, t, q, features):
             m &= m - 1
             n_req = pending[b]
             n_hit = hits_pending[b]
-            if n_hit > 0 and (upkeep or rank_col <= nxt):
+            if n_hit > 0 and rank_col > nxt:
+                lo_hit = -1  # (not looked up: the summary's hit minimum is unknown)
+            elif n_hit > 0:
                 loc = max(e[gn, col], e[bank_node0 + b, col])
                 if loc < lo_hit:
                     lo_hit = loc
