@@ -337,12 +337,6 @@ class Engine:
             soon_bank=np.zeros((nch, 2 * nr * nbg * nba), i64),
             soon_hit=np.zeros((nch, 2 * nr * nbg * nba), i64),
             soon_n=np.zeros(nch, i64),
-            # per queue and rank: the local parts' minima (hit, ACT, PRE), the epoch they
-            # were taken at (none yet: -1) and the rank's first cycle when the last bank
-            # phase skipped it (else -1); per rank node: its epoch, bumped by every change
-            # to its banks (core._bank_phase)
-            rsum=np.full((2, nch * nr, 5), -1, i64),
-            rsum_epoch=np.zeros(nch + nch * nr, i64),
             F=F,
             heap=np.zeros(max_out + 1, i64),
             freed=np.zeros(1 << max_out.bit_length(), i64),

@@ -261,10 +261,6 @@ def _apply_constraints(P, T, S, cmd, b, t):
     ch, rn, gn, bn = _nodes(S, b)
     e = S.earliest
     L = T.latency
-    # the rank's bank-group and bank nodes change (and the command changes its banks'
-    # state): its summary for the bank phase is stale. The other ranks' bank nodes do
-    # not change (below: rank nodes only).
-    S.rsum_epoch[rn] += 1
     for c in range(N_CMD):
         at = t + L[cmd, 0, c]
         if e[ch, c] < at:
@@ -728,17 +724,7 @@ def _bank_phase(P, S, X, ch, t, q, features):
     first ready (the others wait for tRTRS): random reads at 4 ranks queue mostly
     activated requests waiting for the data bus (18.7 banks with hits of 24 visited), and
     most of their lookups are skipped. The order of the ready and forecast lists does not
-    matter to ``_pick`` (oldest first: queue ages are distinct).
-    At more than one rank (not with NDAs or same-bank refresh) a walk also keeps a
-    summary of the rank per queue (``rsum``): the minima over its banks of the bank-group
-    and bank parts of their commands' readiness, by kind (column command, ACT, PRE), and
-    the rank's epoch (``rsum_epoch``, bumped by every command at the rank, in
-    ``_apply_constraints``, and every enqueue to it; other ranks' commands change only
-    its rank node). A rank whose summary is current has its first command at the
-    minimum over the kinds of max(rank part, minimum): after the decision's cycle, the
-    rank is not walked (the hit lookups are then never skipped in a walk, so that the
-    minimum is exact). If such a rank reaches the forecast, it is walked once more at
-    the end for ``soon_*``."""
+    matter to ``_pick`` (oldest first: queue ages are distinct)."""
     hit_first = P[P_SCHED] >= SCHED_FRFCFS
     capped = P[P_SCHED] == SCHED_FRFCFS_CAP
     cap = P[P_CAP]
@@ -759,30 +745,13 @@ def _bank_phase(P, S, X, ch, t, q, features):
     nxt = INF
     n_soon = 0
     nr = P[P_NRANK]
-    # per-rank summaries (more than one rank; not with NDAs or same-bank refresh, whose
-    # code writes the timing table and the banks' state outside _apply_constraints)
-    upkeep = nr > 1 and not features & (F_NDA | F_REFSB)
-    rsum = S.rsum[q]
-    epoch = S.rsum_epoch
-    skip_at = INF
     first = S.last_rank[ch]
     if first < 0:
         first = 0
-    j = 0
-    end = nr
-    while True:
-        if j == end:
-            if end == nr and upkeep and skip_at == nxt and nxt < INF:
-                # ranks skipped by their summary attain the forecast: walk them again for
-                # the forecast list (none has a ready command), so that a wake-up then
-                # may still take the clean path
-                end = nr + nr
-            else:
-                break
+    for j in range(nr):
         # from the rank of the last column command: its next one is ready first
         rk = first + j
-        j += 1
-        while rk >= nr:
+        if rk >= nr:
             rk -= nr
         rk += ch * nr
         if _host_blocked(S, X, rk, t, features):
@@ -794,34 +763,6 @@ def _bank_phase(P, S, X, ch, t, q, features):
         rank_col = max(e[cn, col], e[rn, col])
         rank_act = max(e[cn, ACT], e[rn, ACT])
         rank_pre = max(e[cn, PRE], e[rn, PRE])
-        if upkeep:
-            if j > nr:  # (the second pass: only the ranks skipped at the forecast)
-                if rsum[rk, 4] != nxt:
-                    continue
-            elif rsum[rk, 3] == epoch[rn]:
-                # nothing changed at the rank's banks since its last walk: its earliest
-                # command from the minima of their local parts, O(1)
-                cand = max(rank_col, rsum[rk, 0])
-                x = max(rank_act, rsum[rk, 1])
-                if x < cand:
-                    cand = x
-                x = max(rank_pre, rsum[rk, 2])
-                if x < cand:
-                    cand = x
-                # (a hit minimum of -1: unknown, its walk skipped the hits' lookups; cand
-                # is then a lower bound, enough to leave out a rank after the forecast)
-                if cand > t and (cand > nxt or rsum[rk, 0] >= 0):
-                    # no ready command: the forecast only
-                    if cand < nxt:
-                        nxt = cand
-                        n_soon = 0
-                    if cand < skip_at:
-                        skip_at = cand
-                    rsum[rk, 4] = cand
-                    continue
-        lo_hit = INF
-        lo_act = INF
-        lo_pre = INF
         m = S.pend_mask[q, rk]
         while m != 0:  # the banks with queued requests, in bank order
             i = lowest_bit(m)
@@ -830,13 +771,8 @@ def _bank_phase(P, S, X, ch, t, q, features):
             m &= m - 1
             n_req = pending[b]
             n_hit = hits_pending[b]
-            if n_hit > 0 and rank_col > nxt:
-                lo_hit = -1  # (not looked up: the summary's hit minimum is unknown)
-            elif n_hit > 0:
-                loc = max(e[gn, col], e[bank_node0 + b, col])
-                if loc < lo_hit:
-                    lo_hit = loc
-                ready = max(rank_col, loc)
+            if n_hit > 0 and rank_col <= nxt:
+                ready = max(rank_col, e[gn, col], e[bank_node0 + b, col])
                 if ready <= t:
                     ready_bank[n_ready] = b
                     ready_hit[n_ready] = 1
@@ -856,25 +792,13 @@ def _bank_phase(P, S, X, ch, t, q, features):
                 else:
                     cmd = PRE
                     ready = rank_pre
-                loc = max(e[gn, cmd], e[bank_node0 + b, cmd])
-                if cmd == ACT:
-                    if loc < lo_act:
-                        lo_act = loc
-                elif loc < lo_pre:
-                    lo_pre = loc
-                ready = max(ready, loc)
+                ready = max(ready, e[gn, cmd], e[bank_node0 + b, cmd])
                 if ready <= t:
                     ready_bank[n_ready] = b
                     ready_hit[n_ready] = 0
                     n_ready += 1
                 elif ready <= nxt:
                     nxt, n_soon = _forecast(S, ch, nxt, n_soon, ready, b, 0)
-        if upkeep:
-            rsum[rk, 0] = lo_hit
-            rsum[rk, 1] = lo_act
-            rsum[rk, 2] = lo_pre
-            rsum[rk, 3] = epoch[rn]
-            rsum[rk, 4] = -1
     S.soon_n[ch] = n_soon
     return n_ready, nxt
 
@@ -1310,7 +1234,6 @@ def make_loop(features: int):
                 queue_link(P, S, q, ch, k, b)
                 S.pending[q, b] += 1
                 S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
-                S.rsum_epoch[S.node_rank[b]] += 1  # (the rank's bank-phase summary)
                 if S.open_row[b] == row[idx]:
                     S.hits_pending[q, b] += 1
                 if not timed:

@@ -372,7 +372,6 @@ def _send(P, S, C, j, t):
     queue_link(P, S, q, ch, k, b)
     S.pending[q, b] += 1
     S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
-    S.rsum_epoch[S.node_rank[b]] += 1  # (the rank's bank-phase summary is stale)
     if S.open_row[b] == C.tr_row[i]:
         S.hits_pending[q, b] += 1
     S.ch_next[ch] = t

@@ -103,7 +103,6 @@ State = namedtuple("State", " ".join((
     "q_older q_newer",  # queues: each bank's requests, by age
     "wmode ch_next last_dir last_rank last_end",  # channels
     "clean_at soon_bank soon_hit soon_n",  # channels: the last bank phase's forecast
-    "rsum rsum_epoch",  # per rank: the bank phase's summary of its banks (core._bank_phase)
     "F heap freed counters bank_stats rank_stats hist log",  # front end, statistics, log
 )))
 
