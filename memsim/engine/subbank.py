@@ -69,6 +69,11 @@ SCOPE_SIBLING, SCOPE_BUS, SCOPE_COLUMN_PATH = 5, 6, 7
 
 SCHED_ERUCA = 4  # scheduler id (registry in memsim.engine)
 
+# An index masked with this is known to the compiler to be non-negative (its sign bit
+# clear), so numba's fix-up of negative indices (a compare and a select on every load
+# with it) folds away; indices here are never negative, so the mask changes none.
+_NONNEG = 0x7FFFFFFFFFFFFFFF
+
 # What an ACT needs of its siblings (memsim.dram.subbank.ACT_*).
 ACT_ANY, ACT_CLOSED, ACT_COMPATIBLE = 0, 1, 2
 
@@ -251,12 +256,13 @@ def _ready_in_scan(S, Z, cmd, u, q, rk):
     else:
         return ready(S, Z, cmd, u)
     e = S.earliest
+    u = u & _NONNEG
     n = Z.nodes[u]
     if rk < 0:
         rk = S.rank_of[u]
-    r = max(Z.rk_ready[rk, k], e[n[2], cmd], e[n[3], cmd])
+    r = max(Z.rk_ready[rk, k], e[n[2] & _NONNEG, cmd], e[n[3] & _NONNEG, cmd])
     if (Z.p[ZP_UNITMASK] >> cmd) & 1:
-        r = max(r, e[n[4], cmd], e[n[6], cmd])
+        r = max(r, e[n[4] & _NONNEG, cmd], e[n[6] & _NONNEG, cmd])
     return r
 
 
@@ -769,7 +775,7 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
     best_cmd = -1
     best_x = -1
     head = S.q_head[q, ch]
-    mask = P[layout.P_QMASK]
+    mask = P[layout.P_QMASK] & _NONNEG  # (slots then known non-negative: see _NONNEG)
     n_scan = S.q_len[q, ch]
     if sched == layout.SCHED_FCFS_STRICT and n_scan > 1:
         n_scan = 1
@@ -806,17 +812,18 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
     tpa = zp[ZP_TPA]
     for j in range(n_scan):
         i = (head + j) & mask
-        u = q_bank[i]
+        u = q_bank[i] & _NONNEG
         if refs and S.ref_pending[S.rank_of[u]] != 0:
             continue
         row = q_row[i]
+        orow = S.open_row[u]
         if dedup:
             # an older request looked at in this scan needs the same command: one to the
             # same row of the same unit, or, where the unit is open, any other row of it
             # (the precharge of its row, or nothing while the row is held). This one is
             # then as ready, at a priority no better (only its age differs): never chosen
             # before the older one; what its visit marks, the older one's did
-            if S.open_row[u] >= 0 and S.open_row[u] != row:
+            if orow >= 0 and orow != row:
                 if seen[0, u] == scan:
                     continue
                 seen[0, u] = scan
@@ -825,14 +832,14 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
                     continue
                 seen[1, u] = scan
                 seen[2, u] = row
-        if pair and S.open_row[u] < 0:
+        if pair and orow < 0:
             cmd, x, kind, wait = _next_pair(P, S, Z, q, u, row, hit_first, capped, scan,
                                             t, shift, tpa)
         else:
             cmd, x, kind, wait = _next(P, S, Z, q, u, row, hit_first, capped, scan, t)
         if kind == K_NONE:
             continue
-        if dedup and S.open_row[u] < 0:
+        if dedup and orow < 0:
             # a closed unit: its requests' rows matter to the command only through the
             # siblings' rows (ERUCA's row-address path), so an older request of the
             # unit, looked at in this scan, often needed the same command with the same
