@@ -253,11 +253,11 @@ def _rank_parts(P, S, Z, ch, q):
 
 
 @njit(**_INLINE)
-def _ready_in_scan(S, Z, cmd, u, q, rk, b0, g0, gs, umask):
+def _ready_in_scan(S, Z, cmd, u, q, rk, b0, g0, gs):
     """:func:`ready` within a scan, from the rank's part found by :func:`_rank_parts`
     (``rk``: the unit's rank, or -1 to look it up): the bank-group and unit nodes (the
     first of each ``g0``, ``b0``; ``gs`` the shift from unit to bank group), and the bus
-    and column-path nodes only for the commands they can hold (``umask``: ZP_UNITMASK)."""
+    and column-path nodes only for the commands they can hold (ZP_UNITMASK)."""
     if cmd == layout.ACT:
         k = 0
     elif cmd == layout.PRE:
@@ -271,7 +271,7 @@ def _ready_in_scan(S, Z, cmd, u, q, rk, b0, g0, gs, umask):
     if rk < 0:
         rk = S.rank_of[u]
     r = max(Z.rk_ready[rk, k], e[g0 + (u >> gs), cmd], e[b0 + u, cmd])
-    if (umask >> cmd) & 1:
+    if (Z.p[ZP_UNITMASK] >> cmd) & 1:
         n = Z.nodes[u]
         r = max(r, e[n[4] & _NONNEG, cmd], e[n[6] & _NONNEG, cmd])
     return r
@@ -824,7 +824,6 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
     b0 = zp[ZP_BANK0] & _NONNEG
     g0 = zp[ZP_BG0] & _NONNEG
     gs = zp[ZP_BGSHIFT] & 63
-    umask = zp[ZP_UNITMASK]
     for j in range(n_scan):
         i = (head + j) & mask
         u = q_bank[i] & _NONNEG
@@ -871,10 +870,8 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
         held = avoid and (age_cap == 0 or t - q_arr[i] < age_cap)
         if held and kind == K_ROWPATH and age_cap != 0 and q_arr[i] + age_cap < flip:
             flip = q_arr[i] + age_cap  # (from then on it is no longer held)
-        if avoid:
-            bank = u >> 1 if pair else Z.bank_of[u]  # (two sub-banks: no table load)
-            if kind == K_HIT or (cmd == layout.ACT and Z.n_open[bank] > 0):
-                Z.work[bank] = scan
+        if avoid and (kind == K_HIT or (cmd == layout.ACT and Z.n_open[Z.bank_of[u]] > 0)):
+            Z.work[Z.bank_of[u]] = scan
         if kind == K_HIT and capped and S.scan_stamp[u] == scan and S.bypass[u] >= cap:
             continue  # the row-hit cap: an older request to this unit's row goes first
         prio = _priority(P, Z, sched, kind, u, j if held else 0)
@@ -887,7 +884,7 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
         if not parts:
             _rank_parts(P, S, Z, ch, q)
             parts = True
-        r = max(_ready_in_scan(S, Z, cmd, x, q, one_rank, b0, g0, gs, umask), wait)
+        r = max(_ready_in_scan(S, Z, cmd, x, q, one_rank, b0, g0, gs), wait)
         if r > t:
             if r <= nxt:
                 nxt = r
