@@ -841,7 +841,9 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
                 if seen[u, 0] == scan:
                     continue
                 seen[u, 0] = scan
-            else:
+            elif orow >= 0 or not pair:
+                # (a closed unit in the common case: the pass-by below on its command
+                # passes by as much, as the command follows from the row alone)
                 if seen[u, 1] == scan and seen[u, 2] == row:
                     continue
                 seen[u, 1] = scan
