@@ -35,9 +35,8 @@ group ``last_bus``; per rank the bank group and bus of the last column command;
 decided after the scan); per channel ``soon`` / ``soon_n`` / ``soon_q``, the forecast
 of a scan that found nothing ready (:func:`_record_soon`). Tables per unit, so that the
 scan divides nothing: ``nodes`` its seven timing nodes (:func:`ready`), ``bank_of``,
-``first_of`` (its first sibling) and ``bg_of`` (its bank group). ``seen`` per unit (a
-row each, ``seen[u, k]``), for :func:`_pick_queue` to pass by a younger request needing
-the same command: ``seen[0]``
+``first_of`` (its first sibling) and ``bg_of`` (its bank group). ``seen`` per unit, for
+:func:`_pick_queue` to pass by a younger request needing the same command: ``seen[0]``
 the scan that last looked at a request to another row than the open one, ``seen[1]`` the
 scan that last looked at a request to the row ``seen[2]``, ``seen[3]`` the scan that
 last looked at a request of the closed unit, whose command, unit, kind and wait were
@@ -80,8 +79,7 @@ ACT_ANY, ACT_CLOSED, ACT_COMPATIBLE = 0, 1, 2
 
 # Parameters (SubbankState.p).
 (ZP_SB, ZP_ACT, ZP_COLCLOSED, ZP_SELECT, ZP_BUSES, ZP_LATCH, ZP_SHIFT, ZP_TPA, ZP_TRTP,
- ZP_TWRA, ZP_TRAS, ZP_TSCD, ZP_AVOID, ZP_OTHERBUS, ZP_AGECAP, ZP_UNITMASK, ZP_BANK0, ZP_BG0,
- ZP_BGSHIFT, ZP_LEN) = range(20)
+ ZP_TWRA, ZP_TRAS, ZP_TSCD, ZP_AVOID, ZP_OTHERBUS, ZP_AGECAP, ZP_UNITMASK, ZP_LEN) = range(17)
 
 # Counters (SubbankState.counters): resource conflicts (count, stall cycles) in the order
 # row_path, bg_bus, tfaw, column_path; back-to-back column commands of a rank in one bank
@@ -153,14 +151,6 @@ def build_state(spec, cfg, nodes: dict, S) -> SubbankState:
     held_by_unit = (L[:, SCOPE_BUS, :] != layout.NO_CONSTRAINT).any(axis=0) | \
         (L[:, SCOPE_COLUMN_PATH, :] != layout.NO_CONSTRAINT).any(axis=0)
     p[ZP_UNITMASK] = int(sum(1 << c for c in np.nonzero(held_by_unit)[0]))
-    # the unit and bank-group nodes by arithmetic, for the scan (no table load): unit u's
-    # node is the first one + u, its bank group's the first one + (u >> shift)
-    p[ZP_BANK0] = S.node_bank[0]
-    p[ZP_BG0] = S.node_bg[0]
-    p[ZP_BGSHIFT] = per_bg.bit_length() - 1
-    if per_bg & (per_bg - 1) or (S.node_bank != p[ZP_BANK0] + units).any() or \
-            (S.node_bg != p[ZP_BG0] + (units >> p[ZP_BGSHIFT])).any():
-        raise AssertionError("sub-banks: the unit and bank-group nodes are not in order")
     n_banks = nu // sb
     n_bg = nu // per_bg
     n_ranks = nu // per_rank
@@ -205,7 +195,7 @@ def build_state(spec, cfg, nodes: dict, S) -> SubbankState:
         last_col_bg=np.full(n_ranks, -1, i64),
         last_col_bus=np.full(n_ranks, -1, i64),
         counters=np.zeros(ZC_LEN, i64),
-        seen=np.full((nu, 8), -1, i64),
+        seen=np.full((8, nu), -1, i64),
         rk_ready=np.zeros((n_ranks, 3), i64),
     )
 
@@ -253,11 +243,10 @@ def _rank_parts(P, S, Z, ch, q):
 
 
 @njit(**_INLINE)
-def _ready_in_scan(S, Z, cmd, u, q, rk, b0, g0, gs):
+def _ready_in_scan(S, Z, cmd, u, q, rk):
     """:func:`ready` within a scan, from the rank's part found by :func:`_rank_parts`
-    (``rk``: the unit's rank, or -1 to look it up): the bank-group and unit nodes (the
-    first of each ``g0``, ``b0``; ``gs`` the shift from unit to bank group), and the bus
-    and column-path nodes only for the commands they can hold (ZP_UNITMASK)."""
+    (``rk``: the unit's rank, or -1 to look it up): the bank-group and unit nodes, and
+    the bus and column-path nodes only for the commands they can hold (ZP_UNITMASK)."""
     if cmd == layout.ACT:
         k = 0
     elif cmd == layout.PRE:
@@ -268,11 +257,11 @@ def _ready_in_scan(S, Z, cmd, u, q, rk, b0, g0, gs):
         return ready(S, Z, cmd, u)
     e = S.earliest
     u = u & _NONNEG
+    n = Z.nodes[u]
     if rk < 0:
         rk = S.rank_of[u]
-    r = max(Z.rk_ready[rk, k], e[g0 + (u >> gs), cmd], e[b0 + u, cmd])
+    r = max(Z.rk_ready[rk, k], e[n[2] & _NONNEG, cmd], e[n[3] & _NONNEG, cmd])
     if (Z.p[ZP_UNITMASK] >> cmd) & 1:
-        n = Z.nodes[u]
         r = max(r, e[n[4] & _NONNEG, cmd], e[n[6] & _NONNEG, cmd])
     return r
 
@@ -821,9 +810,6 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
         zp[ZP_COLCLOSED] == 0 and zp[ZP_SELECT] == 0
     shift = zp[ZP_SHIFT]
     tpa = zp[ZP_TPA]
-    b0 = zp[ZP_BANK0] & _NONNEG
-    g0 = zp[ZP_BG0] & _NONNEG
-    gs = zp[ZP_BGSHIFT] & 63
     for j in range(n_scan):
         i = (head + j) & mask
         u = q_bank[i] & _NONNEG
@@ -838,16 +824,14 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
             # then as ready, at a priority no better (only its age differs): never chosen
             # before the older one; what its visit marks, the older one's did
             if orow >= 0 and orow != row:
-                if seen[u, 0] == scan:
+                if seen[0, u] == scan:
                     continue
-                seen[u, 0] = scan
-            elif orow >= 0 or not pair:
-                # (a closed unit in the common case: the pass-by below on its command
-                # passes by as much, as the command follows from the row alone)
-                if seen[u, 1] == scan and seen[u, 2] == row:
+                seen[0, u] = scan
+            else:
+                if seen[1, u] == scan and seen[2, u] == row:
                     continue
-                seen[u, 1] = scan
-                seen[u, 2] = row
+                seen[1, u] = scan
+                seen[2, u] = row
         if pair and orow < 0:
             cmd, x, kind, wait = _next_pair(P, S, Z, q, u, row, hit_first, capped, scan,
                                             t, shift, tpa)
@@ -860,14 +844,14 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
             # siblings' rows (ERUCA's row-address path), so an older request of the
             # unit, looked at in this scan, often needed the same command with the same
             # wait: this one is then passed by, as above
-            if seen[u, 3] == scan and seen[u, 4] == cmd and seen[u, 7] == wait and \
-                    (pair or (seen[u, 5] == x and seen[u, 6] == kind)):
-                continue  # (in the common case the command gives the unit and kind)
-            seen[u, 3] = scan
-            seen[u, 4] = cmd
-            seen[u, 5] = x
-            seen[u, 6] = kind
-            seen[u, 7] = wait
+            if seen[3, u] == scan and seen[4, u] == cmd and seen[5, u] == x and \
+                    seen[6, u] == kind and seen[7, u] == wait:
+                continue
+            seen[3, u] = scan
+            seen[4, u] = cmd
+            seen[5, u] = x
+            seen[6, u] = kind
+            seen[7, u] = wait
         # the age cap: avoidance never holds a request that has waited that long
         held = avoid and (age_cap == 0 or t - q_arr[i] < age_cap)
         if held and kind == K_ROWPATH and age_cap != 0 and q_arr[i] + age_cap < flip:
@@ -886,7 +870,7 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
         if not parts:
             _rank_parts(P, S, Z, ch, q)
             parts = True
-        r = max(_ready_in_scan(S, Z, cmd, x, q, one_rank, b0, g0, gs), wait)
+        r = max(_ready_in_scan(S, Z, cmd, x, q, one_rank), wait)
         if r > t:
             if r <= nxt:
                 nxt = r
