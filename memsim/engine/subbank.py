@@ -69,6 +69,11 @@ SCOPE_SIBLING, SCOPE_BUS, SCOPE_COLUMN_PATH = 5, 6, 7
 
 SCHED_ERUCA = 4  # scheduler id (registry in memsim.engine)
 
+# An index masked with this is known to the compiler to be non-negative (its sign bit
+# clear), so numba's fix-up of negative indices (a compare and a select on every load
+# with it) folds away; indices here are never negative, so the mask changes none.
+_NONNEG = 0x7FFFFFFFFFFFFFFF
+
 # What an ACT needs of its siblings (memsim.dram.subbank.ACT_*).
 ACT_ANY, ACT_CLOSED, ACT_COMPATIBLE = 0, 1, 2
 
@@ -238,10 +243,10 @@ def _rank_parts(P, S, Z, ch, q):
 
 
 @njit(**_INLINE)
-def _ready_in_scan(S, Z, cmd, u, q):
-    """:func:`ready` within a scan, from the rank's part found by :func:`_rank_parts`:
-    the bank-group and unit nodes, and the bus and column-path nodes only for the
-    commands they can hold (ZP_UNITMASK)."""
+def _ready_in_scan(S, Z, cmd, u, q, rk):
+    """:func:`ready` within a scan, from the rank's part found by :func:`_rank_parts`
+    (``rk``: the unit's rank, or -1 to look it up): the bank-group and unit nodes, and
+    the bus and column-path nodes only for the commands they can hold (ZP_UNITMASK)."""
     if cmd == layout.ACT:
         k = 0
     elif cmd == layout.PRE:
@@ -251,10 +256,13 @@ def _ready_in_scan(S, Z, cmd, u, q):
     else:
         return ready(S, Z, cmd, u)
     e = S.earliest
+    u = u & _NONNEG
     n = Z.nodes[u]
-    r = max(Z.rk_ready[S.rank_of[u], k], e[n[2], cmd], e[n[3], cmd])
+    if rk < 0:
+        rk = S.rank_of[u]
+    r = max(Z.rk_ready[rk, k], e[n[2] & _NONNEG, cmd], e[n[3] & _NONNEG, cmd])
     if (Z.p[ZP_UNITMASK] >> cmd) & 1:
-        r = max(r, e[n[4], cmd], e[n[6], cmd])
+        r = max(r, e[n[4] & _NONNEG, cmd], e[n[6] & _NONNEG, cmd])
     return r
 
 
@@ -451,6 +459,31 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t):
             # SALP-2: activating a sibling ends column access to the open row (its hits
             # would need it closed again), so it waits as a precharge would
             return -1, u, K_NONE, wait
+    return layout.ACT, u, K_OTHER, wait
+
+
+@njit(**_INLINE)
+def _next_pair(P, S, Z, q, u, row, hit_first, capped, scan, t, shift, tpa):
+    """:func:`_next` for a closed unit in the common case of ERUCA's preset (two
+    sub-banks per bank: the sibling is ``u ^ 1``; the row-address path without a
+    latch; neither SALP-2's nor MASA's rules), with the same answers, without the
+    loop over the siblings or the parameter loads."""
+    wait = np.int64(0)
+    s = u ^ 1
+    o = S.open_row[s]
+    if o >= 0:
+        if (o >> shift) == (row >> shift):
+            return layout.ACT, u, K_OTHER, wait
+        # the sibling's row holds the bank's row-address path: it must close first
+        if Z.rp_since[u] < 0:
+            Z.rp_since[u] = max(t, ready(S, Z, layout.ACT, u))
+        if not _may_close(P, S, q, s, hit_first, capped, scan):
+            return -1, u, K_NONE, wait
+        return layout.PRE, s, K_ROWPATH, wait
+    last = Z.last_row[s]
+    if last >= 0 and (last >> shift) != (row >> shift):
+        # the row-address path is handed over tPA after the sibling's precharge
+        wait = Z.pre_done[s] + tpa
     return layout.ACT, u, K_OTHER, wait
 
 
@@ -742,7 +775,7 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
     best_cmd = -1
     best_x = -1
     head = S.q_head[q, ch]
-    mask = P[layout.P_QMASK]
+    mask = P[layout.P_QMASK] & _NONNEG  # (slots then known non-negative: see _NONNEG)
     n_scan = S.q_len[q, ch]
     if sched == layout.SCHED_FCFS_STRICT and n_scan > 1:
         n_scan = 1
@@ -769,19 +802,28 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
     Z.soon_q[ch] = -1
     flip = layout.INF
     parts = False  # (the ranks' parts of the readiness: found at the first lookup)
+    # (one rank per channel: the rank of every unit is the channel's; -1: looked up)
+    one_rank = ch if P[layout.P_NRANK] == 1 else -1
+    # the common case of ERUCA's preset, decided once per scan: see _next_pair
+    zp = Z.p
+    pair = zp[ZP_SB] == 2 and zp[ZP_ACT] == ACT_COMPATIBLE and zp[ZP_LATCH] == 0 and \
+        zp[ZP_COLCLOSED] == 0 and zp[ZP_SELECT] == 0
+    shift = zp[ZP_SHIFT]
+    tpa = zp[ZP_TPA]
     for j in range(n_scan):
         i = (head + j) & mask
-        u = q_bank[i]
+        u = q_bank[i] & _NONNEG
         if refs and S.ref_pending[S.rank_of[u]] != 0:
             continue
         row = q_row[i]
+        orow = S.open_row[u]
         if dedup:
             # an older request looked at in this scan needs the same command: one to the
             # same row of the same unit, or, where the unit is open, any other row of it
             # (the precharge of its row, or nothing while the row is held). This one is
             # then as ready, at a priority no better (only its age differs): never chosen
             # before the older one; what its visit marks, the older one's did
-            if S.open_row[u] >= 0 and S.open_row[u] != row:
+            if orow >= 0 and orow != row:
                 if seen[0, u] == scan:
                     continue
                 seen[0, u] = scan
@@ -790,10 +832,14 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
                     continue
                 seen[1, u] = scan
                 seen[2, u] = row
-        cmd, x, kind, wait = _next(P, S, Z, q, u, row, hit_first, capped, scan, t)
+        if pair and orow < 0:
+            cmd, x, kind, wait = _next_pair(P, S, Z, q, u, row, hit_first, capped, scan,
+                                            t, shift, tpa)
+        else:
+            cmd, x, kind, wait = _next(P, S, Z, q, u, row, hit_first, capped, scan, t)
         if kind == K_NONE:
             continue
-        if dedup and S.open_row[u] < 0:
+        if dedup and orow < 0:
             # a closed unit: its requests' rows matter to the command only through the
             # siblings' rows (ERUCA's row-address path), so an older request of the
             # unit, looked at in this scan, often needed the same command with the same
@@ -824,7 +870,7 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
         if not parts:
             _rank_parts(P, S, Z, ch, q)
             parts = True
-        r = max(_ready_in_scan(S, Z, cmd, x, q), wait)
+        r = max(_ready_in_scan(S, Z, cmd, x, q, one_rank), wait)
         if r > t:
             if r <= nxt:
                 nxt = r
