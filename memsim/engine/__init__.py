@@ -310,7 +310,6 @@ class Engine:
             resv_id=np.full(nb, -1, i64),
             resv_q=np.full(nb, -1, i64),
             n_resv_q=np.zeros((2, nch), i64),
-            scan_stamp=np.zeros(nb, i64),
             ready_bank=np.zeros((nch, 2 * nr * nbg * nba), i64),
             ready_hit=np.zeros((nch, 2 * nr * nbg * nba), i64),
             # the first refresh of every rank falls due one interval (tREFI) into the run

@@ -64,8 +64,7 @@ State arrays (``NB`` banks in the system, flat index ``((ch*R + r)*BG + g)*BA + 
   per decision follows the queued requests, not the number of ranks.
 - ``ready_bank / ready_hit[ch, k]``: the banks the last bank phase found with a ready
   command (``ready_hit`` 1: the column command of a row hit; 0: ACT or PRE), for the
-  request choice (``soon_*``, the forecast, has the same form). ``scan_stamp[NB]``:
-  the sub-bank scheduler's per-scan marks.
+  request choice (``soon_*``, the forecast, has the same form).
 - ``q_*[q, ch, slot]``: per-channel read/write queues as ring buffers: the j-th oldest
   request of a queue sits in slot ``(q_head + j) & P_QMASK``, so serving the oldest
   (the common case) removes it without moving the others.

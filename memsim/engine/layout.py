@@ -97,7 +97,7 @@ State = namedtuple("State", " ".join((
     "pend_mask bank_bit",  # per rank: its banks with queued requests, as bits
     "owner_id owner_q owned owned_pos n_owned n_owned_q",  # activated, not yet served
     "resv_id resv_q n_resv_q",  # precharged for a request, not yet activated
-    "scan_stamp ready_bank ready_hit",  # scheduler scratch
+    "ready_bank ready_hit",  # scheduler scratch
     "ref_due ref_pending",  # refresh
     "q_id q_arr q_bank q_row q_col q_cat q_first q_len q_head",  # queues
     "q_older q_newer",  # queues: each bank's requests, by age

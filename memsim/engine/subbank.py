@@ -40,8 +40,11 @@ scan divides nothing: ``nodes`` its seven timing nodes (:func:`ready`), ``bank_o
 the scan that last looked at a request to another row than the open one, ``seen[1]`` the
 scan that last looked at a request to the row ``seen[2]``, ``seen[3]`` the scan that
 last looked at a request of the closed unit, whose command, unit, kind and wait were
-``seen[4:8]``. ``rk_ready`` per rank: the channel, rank and power nodes' part of the
-readiness of ACT, PRE and the scanned queue's column command (:func:`_rank_parts`).
+``seen[4:8]``. ``scan_stamp`` per unit: the scan in which a request last waited on the
+unit's row under a row-hit cap (:func:`_may_close`; in this state, not the plain loop's,
+whose state tuple each array makes slower). ``rk_ready`` per rank: the channel, rank and
+power nodes' part of the readiness of ACT, PRE and the scanned queue's column command
+(:func:`_rank_parts`).
 """
 
 from __future__ import annotations
@@ -100,7 +103,7 @@ SubbankState = namedtuple("SubbankState", " ".join((
     "p node_bus node_pow node_cp bus_of pw nodes bank_of first_of bg_of",
     "selected sel_req sel_q pre_done act_at last_row rp_since work cand soon soon_n soon_q",
     "n_open open_since open_acc busy_acc last_bus last_col_bg last_col_bus counters",
-    "seen rk_ready",
+    "seen rk_ready scan_stamp",
 )))
 
 # The large steps (issuing a command, scanning a queue) are inlined into the loop like
@@ -197,6 +200,7 @@ def build_state(spec, cfg, nodes: dict, S) -> SubbankState:
         counters=np.zeros(ZC_LEN, i64),
         seen=np.full((8, nu), -1, i64),
         rk_ready=np.zeros((n_ranks, 3), i64),
+        scan_stamp=np.zeros(nu, i64),
     )
 
 
@@ -350,12 +354,12 @@ def _compatible(Z, r1, r2):
 
 
 @njit(**_INLINE)
-def _may_close(P, S, q, s, hit_first, capped, scan):
+def _may_close(P, S, Z, q, s, hit_first, capped, scan):
     """Whether unit ``s``'s open row may be precharged for another request: never before
     its activated request is served; under FR-FCFS not while queued requests still hit
     it (with a cap: until the cap is reached). Marks the unit for the cap."""
     if capped:
-        S.scan_stamp[s] = scan  # an older request waits on this unit's row
+        Z.scan_stamp[s] = scan  # an older request waits on this unit's row
     if S.owner_id[s] >= 0:
         return False
     return not (hit_first and S.hits_pending[q, s] > 0
@@ -423,7 +427,7 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t):
             return SA_SEL, u, K_HIT, wait
         return layout.RD + q, u, K_HIT, wait
     if orow >= 0:
-        if not _may_close(P, S, q, u, hit_first, capped, scan):
+        if not _may_close(P, S, Z, q, u, hit_first, capped, scan):
             return -1, u, K_NONE, wait
         return layout.PRE, u, K_OTHER, wait
     rule = Z.p[ZP_ACT]
@@ -447,7 +451,7 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t):
                     if Z.rp_since[u] < 0:
                         # when its ACT could have issued but for the row path
                         Z.rp_since[u] = max(t, ready(S, Z, layout.ACT, u))
-                if not _may_close(P, S, q, s, hit_first, capped, scan):
+                if not _may_close(P, S, Z, q, s, hit_first, capped, scan):
                     return -1, u, K_NONE, wait
                 return layout.PRE, s, kind, wait
             if path and Z.last_row[s] >= 0 and not _compatible(Z, Z.last_row[s], row):
@@ -455,7 +459,7 @@ def _next(P, S, Z, q, u, row, hit_first, capped, scan, t):
                 at = Z.pre_done[s] + Z.p[ZP_TPA]
                 if at > wait:
                     wait = at
-        elif salp2 and o >= 0 and not _may_close(P, S, q, s, hit_first, capped, scan):
+        elif salp2 and o >= 0 and not _may_close(P, S, Z, q, s, hit_first, capped, scan):
             # SALP-2: activating a sibling ends column access to the open row (its hits
             # would need it closed again), so it waits as a precharge would
             return -1, u, K_NONE, wait
@@ -477,7 +481,7 @@ def _next_pair(P, S, Z, q, u, row, hit_first, capped, scan, t, shift, tpa):
         # the sibling's row holds the bank's row-address path: it must close first
         if Z.rp_since[u] < 0:
             Z.rp_since[u] = max(t, ready(S, Z, layout.ACT, u))
-        if not _may_close(P, S, q, s, hit_first, capped, scan):
+        if not _may_close(P, S, Z, q, s, hit_first, capped, scan):
             return -1, u, K_NONE, wait
         return layout.PRE, s, K_ROWPATH, wait
     last = Z.last_row[s]
@@ -858,7 +862,7 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
             flip = q_arr[i] + age_cap  # (from then on it is no longer held)
         if avoid and (kind == K_HIT or (cmd == layout.ACT and Z.n_open[Z.bank_of[u]] > 0)):
             Z.work[Z.bank_of[u]] = scan
-        if kind == K_HIT and capped and S.scan_stamp[u] == scan and S.bypass[u] >= cap:
+        if kind == K_HIT and capped and Z.scan_stamp[u] == scan and S.bypass[u] >= cap:
             continue  # the row-hit cap: an older request to this unit's row goes first
         prio = _priority(P, Z, sched, kind, u, j if held else 0)
         if best >= 0 and prio >= best_prio:
@@ -915,7 +919,7 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
             _record_soon(Z, ch, q, q_bank, head, mask, scan, soon, n_soon, nxt)
         return -1, best_cmd, best_x, nxt
     u = S.q_bank[q, ch, best]
-    if best_prio == 0 and capped and S.scan_stamp[u] == scan and \
+    if best_prio == 0 and capped and Z.scan_stamp[u] == scan and \
             S.q_row[q, ch, best] == S.open_row[u]:
         S.bypass[u] += 1  # a hit bypasses an older request to the same unit
     return best, best_cmd, best_x, nxt
