@@ -20,7 +20,7 @@ from memsim import nda as nda_mod
 from memsim.config import ConfigError
 from memsim.dram import spec as spec_mod
 from memsim.dram import subbank as subbank_data
-from memsim.engine import core, jit, subbank
+from memsim.engine import core, jit, layout, subbank
 from memsim.engine import cores as cores_mod
 from memsim.engine import ecc as ecc_engine
 from memsim.engine import nda as nda_engine
@@ -282,14 +282,16 @@ class Engine:
             raise ConfigError(f"dram: {nba} banks per bank group; the engine supports a "
                               "power of two")
         bank_bit = np.left_shift(1, banks % (nbg * nba)) if sb == 1 else np.zeros(nb, i64)
+        assert spec.latency.shape[2] <= layout.E_ROW  # (every command has a column)
         self.S = core.State(
             node_ch=rank_of // nr,
             node_rank=nch + rank_of,
             node_bg=nch + nch * nr + banks // nba,
             node_bank=nch + nch * nr + nch * nr * nbg + banks,
             rank_of=rank_of,
-            # one column per command (with sub-banks also SA_SEL)
-            earliest=np.zeros((n_nodes, spec.latency.shape[2]), i64),
+            # a row of E_ROW per node, flat (layout.ei): one column per command (with
+            # sub-banks also SA_SEL), the rest unused
+            earliest=np.zeros(n_nodes * layout.E_ROW, i64),
             win_hist=np.zeros((max(1, windows.size), n_nodes,
                                max(1, int(windows.max(initial=1)))), i64),
             win_count=np.zeros((max(1, windows.size), n_nodes), i64),

@@ -27,7 +27,8 @@ division-by-zero checks.
 
 State arrays (``NB`` banks in the system, flat index ``((ch*R + r)*BG + g)*BA + b``):
 
-- ``earliest[node, cmd]``: earliest cycle ``cmd`` may issue at that node. Nodes are
+- ``earliest[ei(node, cmd)]``: earliest cycle ``cmd`` may issue at that node (one row
+  of ``E_ROW`` per node, flat: ``layout.ei``). Nodes are
   channels, then ranks, then bank groups, then banks; a command is ready when every
   node on its path allows it (four lookups, never a search through history).
 - ``win_hist / win_count``: rings of the last W issue times for windowed rules (tFAW).
@@ -209,6 +210,7 @@ from memsim.engine.layout import (  # noqa: F401 - re-exported: core.X as before
     X_SUBBANK,
     State,
     Tables,
+    ei,
     hist_index,
     lowest_bit,
     queue_link,
@@ -226,14 +228,14 @@ def _nodes(S, b):
 @njit(**_INLINE)
 def _ready(S, cmd, b):
     e = S.earliest
-    r = e[S.node_ch[b], cmd]
-    x = e[S.node_rank[b], cmd]
+    r = e[ei(S.node_ch[b], cmd)]
+    x = e[ei(S.node_rank[b], cmd)]
     if x > r:
         r = x
-    x = e[S.node_bg[b], cmd]
+    x = e[ei(S.node_bg[b], cmd)]
     if x > r:
         r = x
-    x = e[S.node_bank[b], cmd]
+    x = e[ei(S.node_bank[b], cmd)]
     if x > r:
         r = x
     return r
@@ -262,28 +264,28 @@ def _apply_constraints(P, T, S, cmd, b, t):
     L = T.latency
     for c in range(N_CMD):
         at = t + L[cmd, 0, c]
-        if e[ch, c] < at:
-            e[ch, c] = at
+        if e[ei(ch, c)] < at:
+            e[ei(ch, c)] = at
         at = t + L[cmd, 1, c]
-        if e[rn, c] < at:
-            e[rn, c] = at
+        if e[ei(rn, c)] < at:
+            e[ei(rn, c)] = at
         at = t + L[cmd, 2, c]
-        if e[gn, c] < at:
-            e[gn, c] = at
+        if e[ei(gn, c)] < at:
+            e[ei(gn, c)] = at
         at = t + L[cmd, 3, c]
-        if e[bn, c] < at:
-            e[bn, c] = at
+        if e[ei(bn, c)] < at:
+            e[ei(bn, c)] = at
     if cmd == PREA or cmd == REF:
         # a whole-rank command constrains every bank group and bank of the rank
         for c in range(N_CMD):
             at = t + L[cmd, 2, c]
             for node in range(gn, gn + nbg):
-                if e[node, c] < at:
-                    e[node, c] = at
+                if e[ei(node, c)] < at:
+                    e[ei(node, c)] = at
             at = t + L[cmd, 3, c]
             for node in range(bn, bn + nbg * nba):
-                if e[node, c] < at:
-                    e[node, c] = at
+                if e[ei(node, c)] < at:
+                    e[ei(node, c)] = at
     if nr > 1:
         # the other ranks of the channel (data-bus hand-over, tRTRS)
         r0 = P[P_NCH] + ch * nr
@@ -292,8 +294,8 @@ def _apply_constraints(P, T, S, cmd, b, t):
                 continue  # (no rule: only column commands hand the data bus over)
             at = t + L[cmd, 4, c]
             for other in range(r0, r0 + nr):
-                if other != rn and e[other, c] < at:
-                    e[other, c] = at
+                if other != rn and e[ei(other, c)] < at:
+                    e[ei(other, c)] = at
     for w in range(T.window_prev.size):
         if T.window_prev[w] != cmd:
             continue
@@ -308,8 +310,8 @@ def _apply_constraints(P, T, S, cmd, b, t):
         if k + 1 >= size:
             at = S.win_hist[w, node, (k + 1) % size] + T.window_latency[w]
             c = T.window_next[w]
-            if e[node, c] < at:
-                e[node, c] = at
+            if e[ei(node, c)] < at:
+                e[ei(node, c)] = at
 
 
 # ---------------------------------------------------------------- issuing commands
@@ -446,8 +448,8 @@ def _count_turnaround(counters, earliest, n_ch, n_rank, n_bg, n_bank, cmd, k, pr
     that does less work) the compiled loop measured 10-35% slower on streams
     (benchmarks/ab_speed.py), though they rarely run there."""
     counters[k] += 1
-    bound = max(earliest[n_rank, cmd], earliest[n_bg, cmd]) + delay
-    free = max(since, earliest[n_ch, cmd], earliest[n_bank, cmd]) + delay
+    bound = max(earliest[ei(n_rank, cmd)], earliest[ei(n_bg, cmd)]) + delay
+    free = max(since, earliest[ei(n_ch, cmd)], earliest[ei(n_bank, cmd)]) + delay
     if free < prev_end:
         free = prev_end
     if bound > free:
@@ -759,9 +761,9 @@ def _bank_phase(P, S, X, ch, t, q, features):
         b0 = rk * per_rank
         cn, rn, bank_node0 = S.node_ch[b0], S.node_rank[b0], S.node_bank[b0] - b0
         gn0 = S.node_bg[b0]
-        rank_col = max(e[cn, col], e[rn, col])
-        rank_act = max(e[cn, ACT], e[rn, ACT])
-        rank_pre = max(e[cn, PRE], e[rn, PRE])
+        rank_col = max(e[ei(cn, col)], e[ei(rn, col)])
+        rank_act = max(e[ei(cn, ACT)], e[ei(rn, ACT)])
+        rank_pre = max(e[ei(cn, PRE)], e[ei(rn, PRE)])
         m = S.pend_mask[q, rk]
         while m != 0:  # the banks with queued requests, in bank order
             i = lowest_bit(m)
@@ -771,7 +773,7 @@ def _bank_phase(P, S, X, ch, t, q, features):
             n_req = pending[b]
             n_hit = hits_pending[b]
             if n_hit > 0 and rank_col <= nxt:
-                ready = max(rank_col, e[gn, col], e[bank_node0 + b, col])
+                ready = max(rank_col, e[ei(gn, col)], e[ei(bank_node0 + b, col)])
                 if ready <= t:
                     ready_bank[n_ready] = b
                     ready_hit[n_ready] = 1
@@ -791,7 +793,7 @@ def _bank_phase(P, S, X, ch, t, q, features):
                 else:
                     cmd = PRE
                     ready = rank_pre
-                ready = max(ready, e[gn, cmd], e[bank_node0 + b, cmd])
+                ready = max(ready, e[ei(gn, cmd)], e[ei(bank_node0 + b, cmd)])
                 if ready <= t:
                     ready_bank[n_ready] = b
                     ready_hit[n_ready] = 0
@@ -959,8 +961,8 @@ def _held_plain(P, resv_q, resv_id, n_resv_q, open_row, ref_pending, rank_of, ea
     for b in range(ch * per_ch, (ch + 1) * per_ch):
         if resv_q[b] != q or open_row[b] >= 0 or ref_pending[rank_of[b]] != 0:
             continue
-        ready = max(earliest[node_ch[b], ACT], earliest[node_rank[b], ACT],
-                    earliest[node_bg[b], ACT], earliest[node_bank[b], ACT])
+        ready = max(earliest[ei(node_ch[b], ACT)], earliest[ei(node_rank[b], ACT)],
+                    earliest[ei(node_bg[b], ACT)], earliest[ei(node_bank[b], ACT)])
         if ready <= t:
             if resv_id[b] < best_id:
                 best_id = resv_id[b]

@@ -27,6 +27,15 @@ from memsim.engine.jit import INLINE as _INLINE
 ACT, PRE, PREA, RD, WR, RDA, WRA, REF = range(8)
 N_CMD = 8
 INF = np.int64(1) << np.int64(62)
+# ``State.earliest`` is flat: node n's earliest cycle of command c is at ``ei(n, c)``,
+# a row of E_ROW entries per node (at least the sub-bank variants' commands, DDR4's
+# and SA_SEL). A row length fixed at compile time makes the index a shift, where a 2-D
+# array's run-time row length cost a multiply on every lookup, and the mask (the sign
+# bit clear; node ids are never negative) lets the compiler drop numba's fix-up of
+# negative indices (a compare and a select on each lookup).
+E_SHIFT = 4
+E_ROW = 1 << E_SHIFT
+NONNEG = 0x7FFFFFFFFFFFFFFF
 # the latency of a (previous, scope, next) cell without a rule (memsim.dram.spec's;
 # checked in memsim.engine)
 NO_CONSTRAINT = -(1 << 40)
@@ -128,6 +137,12 @@ def queue_link(P, S, q, ch, k, b):
     S.q_older[q, ch, k] = last
     S.q_newer[q, ch, k] = head
     S.q_older[q, ch, head] = k
+
+
+@njit(**_INLINE)
+def ei(node, cmd):
+    """Index of ``earliest[node, cmd]`` in the flat ``State.earliest`` (E_SHIFT)."""
+    return ((node << E_SHIFT) | cmd) & NONNEG
 
 
 def lowest_bit(m):

@@ -76,6 +76,7 @@ from numba import njit
 from memsim.engine import core, layout
 from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import INLINE as _INLINE
+from memsim.engine.layout import ei
 
 # the variants whose loops run this module's helpers (memsim.engine.jit.in_variant)
 JIT_FEATURE = layout.F_NDA
@@ -271,13 +272,13 @@ def _ready(S, Xn, cmd, b):
     e = S.earliest
     r = np.int64(0)
     if sc[0] != 0:
-        r = max(r, e[S.node_ch[b], cmd])
+        r = max(r, e[ei(S.node_ch[b], cmd)])
     if sc[1] != 0:
-        r = max(r, e[S.node_rank[b], cmd])
+        r = max(r, e[ei(S.node_rank[b], cmd)])
     if sc[2] != 0:
-        r = max(r, e[S.node_bg[b], cmd])
+        r = max(r, e[ei(S.node_bg[b], cmd)])
     if sc[3] != 0:
-        r = max(r, e[S.node_bank[b], cmd])
+        r = max(r, e[ei(S.node_bank[b], cmd)])
     return r
 
 
@@ -296,16 +297,16 @@ def _apply(P, T, S, Xn, cmd, b, t):
         node = nodes[s]
         for c in range(layout.N_CMD):
             at = t + L[cmd, s, c]
-            if e[node, c] < at:
-                e[node, c] = at
+            if e[ei(node, c)] < at:
+                e[ei(node, c)] = at
     if sc[4] != 0 and P[layout.P_NRANK] > 1:
         nr = P[layout.P_NRANK]
         r0 = P[layout.P_NCH] + S.node_ch[b] * nr
         for c in range(layout.N_CMD):
             at = t + L[cmd, 4, c]
             for other in range(r0, r0 + nr):
-                if other != nodes[1] and e[other, c] < at:
-                    e[other, c] = at
+                if other != nodes[1] and e[ei(other, c)] < at:
+                    e[ei(other, c)] = at
     for w in range(T.window_prev.size):
         if T.window_prev[w] != cmd or sc[T.window_scope[w]] == 0:
             continue
@@ -317,8 +318,8 @@ def _apply(P, T, S, Xn, cmd, b, t):
         if k + 1 >= size:
             at = S.win_hist[w, node, (k + 1) % size] + T.window_latency[w]
             c = T.window_next[w]
-            if e[node, c] < at:
-                e[node, c] = at
+            if e[ei(node, c)] < at:
+                e[ei(node, c)] = at
 
 
 # ---------------------------------------------------------------- host priority
@@ -594,8 +595,8 @@ def _host_command(P, T, S, Xn, cmd, b, t, q, slot):
     rid = S.q_id[q, S.node_ch[b], slot] if slot >= 0 else -1
     c = cmd if cmd < layout.RD else layout.RD + q  # (RDA / WRA: ready as RD / WR)
     cn, rn, gn, bn = S.node_ch[b], S.node_rank[b], S.node_bg[b], S.node_bank[b]
-    ra = max(max(e[cn, c], e[rn, c]), max(e[gn, c], e[bn, c]))
-    rh = max(max(e[cn, c], he[rn, c]), max(he[gn, c], he[bn, c]))
+    ra = max(max(e[ei(cn, c)], e[ei(rn, c)]), max(e[ei(gn, c)], e[ei(bn, c)]))
+    rh = max(max(e[ei(cn, c)], he[ei(rn, c)]), max(he[ei(gn, c)], he[ei(bn, c)]))
     rk = S.rank_of[b]
     if c == layout.ACT and S.rank_stats[rk, layout.RS_REF_END] > rh:
         rh = S.rank_stats[rk, layout.RS_REF_END]  # (refresh is the host's: REF -> ACT tRFC)
@@ -652,22 +653,22 @@ def _host_command(P, T, S, Xn, cmd, b, t, q, slot):
     L = T.latency
     for x in range(layout.N_CMD):
         at = t + L[cmd, 1, x]
-        if he[rn, x] < at:
-            he[rn, x] = at
+        if he[ei(rn, x)] < at:
+            he[ei(rn, x)] = at
         at = t + L[cmd, 2, x]
-        if he[gn, x] < at:
-            he[gn, x] = at
+        if he[ei(gn, x)] < at:
+            he[ei(gn, x)] = at
         at = t + L[cmd, 3, x]
-        if he[bn, x] < at:
-            he[bn, x] = at
+        if he[ei(bn, x)] < at:
+            he[ei(bn, x)] = at
     nr = P[layout.P_NRANK]
     if nr > 1:
         r0 = P[layout.P_NCH] + cn * nr
         for x in range(layout.N_CMD):
             at = t + L[cmd, 4, x]
             for other in range(r0, r0 + nr):
-                if other != rn and he[other, x] < at:
-                    he[other, x] = at
+                if other != rn and he[ei(other, x)] < at:
+                    he[ei(other, x)] = at
     for w in range(T.window_prev.size):
         if T.window_prev[w] != cmd:
             continue
@@ -680,8 +681,8 @@ def _host_command(P, T, S, Xn, cmd, b, t, q, slot):
         if k + 1 >= size:
             at = Xn.hwin_hist[w, node, (k + 1) % size] + T.window_latency[w]
             x = T.window_next[w]
-            if he[node, x] < at:
-                he[node, x] = at
+            if he[ei(node, x)] < at:
+                he[ei(node, x)] = at
     Xn.bank_last[b] = t
     if cmd == layout.ACT:
         Xn.host_row[b] = S.q_row[q, S.node_ch[b], slot]

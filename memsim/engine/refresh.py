@@ -67,6 +67,7 @@ from memsim.engine.layout import (
     REF,
     RS_REF,
     RS_REF_END,
+    ei,
 )
 
 # the variants whose loops run this module's helpers (memsim.engine.jit.in_variant)
@@ -240,24 +241,24 @@ def _apply_refsb(P, T, S, rk, k, t):
     r0 = S.node_rank[b0] - rk % nr  # the channel's first rank node
     for c in range(N_CMD):
         at = t + L[REF, 0, c]
-        if e[ch, c] < at:
-            e[ch, c] = at
+        if e[ei(ch, c)] < at:
+            e[ei(ch, c)] = at
         at = t + L[REF, 1, c]
-        if e[rn, c] < at:
-            e[rn, c] = at
+        if e[ei(rn, c)] < at:
+            e[ei(rn, c)] = at
         for g in range(nbg):
             b = b0 + g * nba + k
             at = t + L[REF, 2, c]
-            if e[S.node_bg[b], c] < at:
-                e[S.node_bg[b], c] = at
+            if e[ei(S.node_bg[b], c)] < at:
+                e[ei(S.node_bg[b], c)] = at
             at = t + L[REF, 3, c]
-            if e[S.node_bank[b], c] < at:
-                e[S.node_bank[b], c] = at
+            if e[ei(S.node_bank[b], c)] < at:
+                e[ei(S.node_bank[b], c)] = at
         if nr > 1:
             at = t + L[REF, 4, c]
             for other in range(r0, r0 + nr):
-                if other != rn and e[other, c] < at:
-                    e[other, c] = at
+                if other != rn and e[ei(other, c)] < at:
+                    e[ei(other, c)] = at
 
 
 @njit(**_INLINE)
@@ -317,8 +318,8 @@ def same_bank(P, T, S, R, ch, t):
             R.held_at[rk] = t
             for g in range(nbg):
                 b = rk * per_rank + g * nba + k
-                R.saved[b] = e[S.node_bank[b], ACT]
-                e[S.node_bank[b], ACT] = INF
+                R.saved[b] = e[ei(S.node_bank[b], ACT)]
+                e[ei(S.node_bank[b], ACT)] = INF
             nxt = t + 1  # (the drain's count changes with the hold: look again)
         holding = True
         b0 = rk * per_rank + k  # the index's bank in bank group 0
@@ -358,7 +359,7 @@ def same_bank(P, T, S, R, ch, t):
         R.ready_at[rk] = -1
         for g in range(nbg):
             b = b0 + g * nba
-            e[S.node_bank[b], ACT] = R.saved[b]
+            e[ei(S.node_bank[b], ACT)] = R.saved[b]
         _apply_refsb(P, T, S, rk, k, t)
         S.counters[C_CMD + REF] += 1
         _log_refsb(P, S, t, rk, k)

@@ -57,7 +57,7 @@ from numba import njit
 from memsim.engine import core, layout
 from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import INLINE as _INLINE
-from memsim.engine.layout import F_SUBBANK, X_SUBBANK  # noqa: F401 - (memsim.engine)
+from memsim.engine.layout import F_SUBBANK, X_SUBBANK, ei  # noqa: F401 - (memsim.engine)
 
 # (core imports this module while it is being imported: nothing of core is used here
 # before the functions compile; memsim.engine checks these against core and spec)
@@ -222,9 +222,9 @@ def ready(S, Z, cmd, u):
     # four arrays and the three of the sub-banks were seven dependent loads apart)
     e = S.earliest
     n = Z.nodes[u]
-    r = e[n[0], cmd]
+    r = e[ei(n[0], cmd)]
     for k in range(1, 7):
-        x = e[n[k], cmd]
+        x = e[ei(n[k], cmd)]
         if x > r:
             r = x
     return r
@@ -243,7 +243,7 @@ def _rank_parts(P, S, Z, ch, q):
         n = Z.nodes[rk * per_rank]
         for k in range(3):
             c = layout.ACT if k == 0 else (layout.PRE if k == 1 else col)
-            Z.rk_ready[rk, k] = max(e[n[0], c], e[n[1], c], e[n[5], c])
+            Z.rk_ready[rk, k] = max(e[ei(n[0], c)], e[ei(n[1], c)], e[ei(n[5], c)])
 
 
 @njit(**_INLINE)
@@ -264,9 +264,9 @@ def _ready_in_scan(S, Z, cmd, u, q, rk):
     n = Z.nodes[u]
     if rk < 0:
         rk = S.rank_of[u]
-    r = max(Z.rk_ready[rk, k], e[n[2] & _NONNEG, cmd], e[n[3] & _NONNEG, cmd])
+    r = max(Z.rk_ready[rk, k], e[ei(n[2], cmd)], e[ei(n[3], cmd)])
     if (Z.p[ZP_UNITMASK] >> cmd) & 1:
-        r = max(r, e[n[4] & _NONNEG, cmd], e[n[6] & _NONNEG, cmd])
+        r = max(r, e[ei(n[4], cmd)], e[ei(n[6], cmd)])
     return r
 
 
@@ -274,8 +274,8 @@ def _ready_in_scan(S, Z, cmd, u, q, rk):
 def _push(e, node, L, cmd, scope, t, c0, c1):
     for c in range(c0, c1):
         at = t + L[cmd, scope, c]
-        if e[node, c] < at:
-            e[node, c] = at
+        if e[ei(node, c)] < at:
+            e[ei(node, c)] = at
 
 
 @njit(**_CALLEE)
@@ -320,8 +320,8 @@ def _apply_extra(P, T, S, Z, cmd, u, t):
         if k + 1 >= size:
             at = S.win_hist[w, node, (k + 1) % size] + Z.pw[w, 3]
             c = Z.pw[w, 1]
-            if e[node, c] < at:
-                e[node, c] = at
+            if e[ei(node, c)] < at:
+                e[ei(node, c)] = at
 
 
 @njit(**_INLINE)
@@ -330,9 +330,9 @@ def _account(S, Z, cmd, u):
     the cycles it alone added (called just before the command issues)."""
     e = S.earliest
     base = core._ready(S, cmd, u)
-    rb = e[Z.node_bus[u], cmd]
-    rp = e[Z.node_pow[u], cmd]
-    rc = e[Z.node_cp[u], cmd]
+    rb = e[ei(Z.node_bus[u], cmd)]
+    rp = e[ei(Z.node_pow[u], cmd)]
+    rc = e[ei(Z.node_cp[u], cmd)]
     if rb > base and rb > rp and rb > rc:
         Z.counters[ZC_BUS] += 1
         Z.counters[ZC_BUS_STALL] += rb - max(base, rp, rc)
