@@ -234,7 +234,7 @@ def ready(S, Z, cmd, u):
 def _rank_parts(P, S, Z, ch, q):
     """Once per scan: for each rank of channel ``ch``, the part of the readiness of ACT,
     PRE and the column command of queue ``q`` that its units share (the channel, rank
-    and power nodes), in ``rk_ready``, for :func:`_ready_bounded`."""
+    and power nodes), in ``rk_ready``, for :func:`_ready_in_scan`."""
     e = S.earliest
     per_rank = P[layout.P_NBG] * P[layout.P_NBA]
     nr = P[layout.P_NRANK]
@@ -247,13 +247,10 @@ def _rank_parts(P, S, Z, ch, q):
 
 
 @njit(**_INLINE)
-def _ready_bounded(S, Z, cmd, u, q, rk, wait, bound):
-    """:func:`ready` within a scan, joined with the state rule's ``wait``: the rank's
-    part found by :func:`_rank_parts` (``rk``: the unit's rank, or -1 to look it up),
-    then the bank-group and unit nodes, and the bus and column-path nodes only for the
-    commands they can hold (ZP_UNITMASK). A scan needs the exact readiness only when it
-    is not after ``bound``: when the rank's part or the wait already is, that is
-    returned instead (after ``bound`` too), without the other lookups."""
+def _ready_in_scan(S, Z, cmd, u, q, rk):
+    """:func:`ready` within a scan, from the rank's part found by :func:`_rank_parts`
+    (``rk``: the unit's rank, or -1 to look it up): the bank-group and unit nodes, and
+    the bus and column-path nodes only for the commands they can hold (ZP_UNITMASK)."""
     if cmd == layout.ACT:
         k = 0
     elif cmd == layout.PRE:
@@ -261,16 +258,13 @@ def _ready_bounded(S, Z, cmd, u, q, rk, wait, bound):
     elif cmd == layout.RD + q:
         k = 2
     else:
-        return max(ready(S, Z, cmd, u), wait)
+        return ready(S, Z, cmd, u)
+    e = S.earliest
     u = u & _NONNEG
+    n = Z.nodes[u]
     if rk < 0:
         rk = S.rank_of[u]
-    r = max(Z.rk_ready[rk, k], wait)
-    if r > bound:
-        return r
-    e = S.earliest
-    n = Z.nodes[u]
-    r = max(r, e[n[2] & _NONNEG, cmd], e[n[3] & _NONNEG, cmd])
+    r = max(Z.rk_ready[rk, k], e[n[2] & _NONNEG, cmd], e[n[3] & _NONNEG, cmd])
     if (Z.p[ZP_UNITMASK] >> cmd) & 1:
         r = max(r, e[n[4] & _NONNEG, cmd], e[n[6] & _NONNEG, cmd])
     return r
@@ -820,13 +814,6 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
         zp[ZP_COLCLOSED] == 0 and zp[ZP_SELECT] == 0
     shift = zp[ZP_SHIFT]
     tpa = zp[ZP_TPA]
-    # once a command is chosen, a request that does not hit its unit's open row can no
-    # longer be (a row hit chosen or not, its priority is no better), so it is passed by
-    # unless its visit leaves a mark: the row-hit cap's, or the start of a row-path wait
-    # (``rp_since``); and the work marks only matter to a row-path candidate, of which
-    # there is none (a later one could not win: its priority is the lowest)
-    pass_misses = hit_first and not capped
-    no_path = not (zp[ZP_ACT] == ACT_COMPATIBLE and zp[ZP_LATCH] == 0)
     for j in range(n_scan):
         i = (head + j) & mask
         u = q_bank[i] & _NONNEG
@@ -834,9 +821,6 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
             continue
         row = q_row[i]
         orow = S.open_row[u]
-        if best >= 0 and pass_misses and n_cand == 0 and orow != row and (
-                orow >= 0 or no_path or Z.rp_since[u] >= 0):
-            continue
         if dedup:
             # an older request looked at in this scan needs the same command: one to the
             # same row of the same unit, or, where the unit is open, any other row of it
@@ -890,9 +874,7 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
         if not parts:
             _rank_parts(P, S, Z, ch, q)
             parts = True
-        # (a request after the forecast so far, or not ready once a command is chosen,
-        # counts for nothing: its exact readiness is not needed)
-        r = _ready_bounded(S, Z, cmd, x, q, one_rank, wait, t if best >= 0 else nxt)
+        r = max(_ready_in_scan(S, Z, cmd, x, q, one_rank), wait)
         if r > t:
             if r <= nxt:
                 nxt = r
