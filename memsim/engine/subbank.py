@@ -235,7 +235,7 @@ def ready(S, Z, cmd, u):
 def _rank_parts(P, S, Z, ch, q):
     """Once per scan: for each rank of channel ``ch``, the part of the readiness of ACT,
     PRE and the column command of queue ``q`` that its units share (the channel, rank
-    and power nodes), in ``rk_ready``, for :func:`_ready_bounded`."""
+    and power nodes), in ``rk_ready``, for :func:`_ready_in_scan`."""
     e = S.earliest
     per_rank = P[layout.P_NBG] * P[layout.P_NBA]
     nr = P[layout.P_NRANK]
@@ -248,13 +248,10 @@ def _rank_parts(P, S, Z, ch, q):
 
 
 @njit(**_INLINE)
-def _ready_bounded(S, Z, cmd, u, q, rk, wait, bound):
-    """:func:`ready` within a scan, joined with the state rule's ``wait``: the rank's
-    part found by :func:`_rank_parts` (``rk``: the unit's rank, or -1 to look it up),
-    then the bank-group and unit nodes, and the bus and column-path nodes only for the
-    commands they can hold (ZP_UNITMASK). A scan needs the exact readiness only when it
-    is not after ``bound``: when the rank's part or the wait already is, that is
-    returned instead (after ``bound`` too), without the other lookups."""
+def _ready_in_scan(S, Z, cmd, u, q, rk):
+    """:func:`ready` within a scan, from the rank's part found by :func:`_rank_parts`
+    (``rk``: the unit's rank, or -1 to look it up): the bank-group and unit nodes, and
+    the bus and column-path nodes only for the commands they can hold (ZP_UNITMASK)."""
     if cmd == layout.ACT:
         k = 0
     elif cmd == layout.PRE:
@@ -262,16 +259,13 @@ def _ready_bounded(S, Z, cmd, u, q, rk, wait, bound):
     elif cmd == layout.RD + q:
         k = 2
     else:
-        return max(ready(S, Z, cmd, u), wait)
+        return ready(S, Z, cmd, u)
+    e = S.earliest
     u = u & _NONNEG
+    n = Z.nodes[u]
     if rk < 0:
         rk = S.rank_of[u]
-    r = max(Z.rk_ready[rk, k], wait)
-    if r > bound:
-        return r
-    e = S.earliest
-    n = Z.nodes[u]
-    r = max(r, e[n[2] & _NONNEG, cmd], e[n[3] & _NONNEG, cmd])
+    r = max(Z.rk_ready[rk, k], e[n[2] & _NONNEG, cmd], e[n[3] & _NONNEG, cmd])
     if (Z.p[ZP_UNITMASK] >> cmd) & 1:
         r = max(r, e[n[4] & _NONNEG, cmd], e[n[6] & _NONNEG, cmd])
     return r
@@ -881,9 +875,7 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
         if not parts:
             _rank_parts(P, S, Z, ch, q)
             parts = True
-        # (a request after the forecast so far, or not ready once a command is chosen,
-        # counts for nothing: its exact readiness is not needed)
-        r = _ready_bounded(S, Z, cmd, x, q, one_rank, wait, t if best >= 0 else nxt)
+        r = max(_ready_in_scan(S, Z, cmd, x, q, one_rank), wait)
         if r > t:
             if r <= nxt:
                 nxt = r
