@@ -35,16 +35,17 @@ group ``last_bus``; per rank the bank group and bus of the last column command;
 decided after the scan); per channel ``soon`` / ``soon_n`` / ``soon_q``, the forecast
 of a scan that found nothing ready (:func:`_record_soon`). Tables per unit, so that the
 scan divides nothing: ``nodes`` its seven timing nodes (:func:`ready`), ``bank_of``,
-``first_of`` (its first sibling) and ``bg_of`` (its bank group). ``seen`` per unit, for
-:func:`_pick_queue` to pass by a younger request needing the same command: ``seen[0]``
-the scan that last looked at a request to another row than the open one, ``seen[1]`` the
-scan that last looked at a request to the row ``seen[2]``, ``seen[3]`` the scan that
-last looked at a request of the closed unit, whose command, unit, kind and wait were
-``seen[4:8]``. ``scan_stamp`` per unit: the scan in which a request last waited on the
-unit's row under a row-hit cap (:func:`_may_close`; kept here rather than in the state
-tuple every variant takes: two unused arrays there measured a few per cent slower, README
-"Speed"). ``rk_ready`` per rank: the channel, rank and power nodes' part of the readiness
-of ACT, PRE and the scanned queue's column command (:func:`_rank_parts`).
+``first_of`` (its first sibling) and ``bg_of`` (its bank group). ``seen``, a row of
+eight per unit (one cache line), for :func:`_pick_queue` to pass by a younger request
+needing the same command: ``seen[u, 0]`` the scan that last looked at a request to
+another row than the open one, ``seen[u, 1]`` the scan that last looked at a request to
+the row ``seen[u, 2]``, ``seen[u, 3]`` the scan that last looked at a request of the
+closed unit, whose command, unit, kind and wait were ``seen[u, 4:8]``. ``scan_stamp``
+per unit: the scan in which a request last waited on the unit's row under a row-hit cap
+(:func:`_may_close`; kept here rather than in the state tuple every variant takes: two
+unused arrays there measured a few per cent slower, README "Speed"). ``rk_ready`` per
+rank: the channel, rank and power nodes' part of the readiness of ACT, PRE and the
+scanned queue's column command (:func:`_rank_parts`).
 """
 
 from __future__ import annotations
@@ -198,7 +199,7 @@ def build_state(spec, cfg, nodes: dict, S) -> SubbankState:
         last_col_bg=np.full(n_ranks, -1, i64),
         last_col_bus=np.full(n_ranks, -1, i64),
         counters=np.zeros(ZC_LEN, i64),
-        seen=np.full((8, nu), -1, i64),
+        seen=np.full((nu, 8), -1, i64),
         rk_ready=np.zeros((n_ranks, 3), i64),
         scan_stamp=np.zeros(nu, i64),
     )
@@ -828,14 +829,14 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
             # then as ready, at a priority no better (only its age differs): never chosen
             # before the older one; what its visit marks, the older one's did
             if orow >= 0 and orow != row:
-                if seen[0, u] == scan:
+                if seen[u, 0] == scan:
                     continue
-                seen[0, u] = scan
+                seen[u, 0] = scan
             else:
-                if seen[1, u] == scan and seen[2, u] == row:
+                if seen[u, 1] == scan and seen[u, 2] == row:
                     continue
-                seen[1, u] = scan
-                seen[2, u] = row
+                seen[u, 1] = scan
+                seen[u, 2] = row
         if pair and orow < 0:
             cmd, x, kind, wait = _next_pair(P, S, Z, q, u, row, hit_first, capped, scan,
                                             t, shift, tpa)
@@ -848,14 +849,14 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
             # siblings' rows (ERUCA's row-address path), so an older request of the
             # unit, looked at in this scan, often needed the same command with the same
             # wait: this one is then passed by, as above
-            if seen[3, u] == scan and seen[4, u] == cmd and seen[5, u] == x and \
-                    seen[6, u] == kind and seen[7, u] == wait:
+            if seen[u, 3] == scan and seen[u, 4] == cmd and seen[u, 5] == x and \
+                    seen[u, 6] == kind and seen[u, 7] == wait:
                 continue
-            seen[3, u] = scan
-            seen[4, u] = cmd
-            seen[5, u] = x
-            seen[6, u] = kind
-            seen[7, u] = wait
+            seen[u, 3] = scan
+            seen[u, 4] = cmd
+            seen[u, 5] = x
+            seen[u, 6] = kind
+            seen[u, 7] = wait
         # the age cap: avoidance never holds a request that has waited that long
         held = avoid and (age_cap == 0 or t - q_arr[i] < age_cap)
         if held and kind == K_ROWPATH and age_cap != 0 and q_arr[i] + age_cap < flip:
