@@ -282,7 +282,9 @@ class Engine:
             raise ConfigError(f"dram: {nba} banks per bank group; the engine supports a "
                               "power of two")
         bank_bit = np.left_shift(1, banks % (nbg * nba)) if sb == 1 else np.zeros(nb, i64)
-        assert spec.latency.shape[2] <= layout.E_ROW  # (every command has a column)
+        if spec.latency.shape[2] > layout.E_ROW:  # (every command needs a column)
+            raise ValueError(f"{spec.standard}: {spec.latency.shape[2]} commands; the engine's "
+                             f"timing rows hold {layout.E_ROW} (memsim.engine.layout.E_SHIFT)")
         self.S = core.State(
             node_ch=rank_of // nr,
             node_rank=nch + rank_of,

@@ -76,7 +76,7 @@ SCHED_ERUCA = 4  # scheduler id (registry in memsim.engine)
 # An index masked with this is known to the compiler to be non-negative (its sign bit
 # clear), so numba's fix-up of negative indices (a compare and a select on every load
 # with it) folds away; indices here are never negative, so the mask changes none.
-_NONNEG = 0x7FFFFFFFFFFFFFFF
+_NONNEG = layout.NONNEG
 
 # What an ACT needs of its siblings (memsim.dram.subbank.ACT_*).
 ACT_ANY, ACT_CLOSED, ACT_COMPATIBLE = 0, 1, 2
