@@ -216,7 +216,7 @@ def build_state(spec, cfg, nodes: dict, S) -> SubbankState:
         seen=np.full((nu, 8), -1, i64),
         rk_ready=np.zeros((n_ranks, 3), i64),
         scan_stamp=np.zeros(nu, i64),
-        loc=np.zeros(nu * 4, i64),  # (every node starts at 0)
+        loc=np.full(nu * 4, -1, i64),
     )
 
 
@@ -278,50 +278,46 @@ def _ready_in_scan(S, Z, cmd, u, q, rk):
     u = u & _NONNEG
     if rk < 0:
         rk = S.rank_of[u]
-    # the unit's own part, kept up to date in ``loc`` by the commands in its bank group
-    # (the only ones that push these nodes; the others push the rank's part) and refresh
-    return max(Z.rk_ready[rk, k], Z.loc[(u << 2) | (k + q if k == 2 else k)])
+    # the unit's own part, kept in ``loc`` until a command in its bank group (the only
+    # commands that push these nodes; the others push the rank's part) or a refresh
+    c = (u << 2) | (k + q if k == 2 else k)
+    r = Z.loc[c]
+    if r < 0:
+        e = S.earliest
+        n = Z.nodes[u]
+        r = max(e[ei(n[2], cmd)], e[ei(n[3], cmd)])
+        if (Z.p[ZP_UNITMASK] >> cmd) & 1:
+            r = max(r, e[ei(n[4], cmd)], e[ei(n[6], cmd)])
+        Z.loc[c] = r
+    return max(Z.rk_ready[rk, k], r)
 
 
 @njit(**_INLINE)
-def _local(S, Z, k, v):
-    """Unit ``v``'s own part of the readiness of ``loc``'s kind ``k`` (ACT, PRE, RD, WR)."""
-    cmd = k if k < 2 else k + 1
-    e = S.earliest
-    n = Z.nodes[v]
-    r = max(e[ei(n[2], cmd)], e[ei(n[3], cmd)])
-    if (Z.p[ZP_UNITMASK] >> cmd) & 1:
-        r = max(r, e[ei(n[4], cmd)], e[ei(n[6], cmd)])
-    return r
-
-
-@njit(**_INLINE)
-def _stale_group(P, S, Z, cmd, u):
+def _stale_group(P, Z, cmd, u):
     """``cmd`` issued at unit ``u`` pushed its bank's nodes (the units', their column
-    paths') and its bank group's (the group's, its buses'): the parts in ``loc`` of its
-    bank's units are found again, and at the group's other banks those of the kinds
+    paths') and its bank group's (the group's, its buses'): the cached parts of its
+    bank's units are stale, and at the group's other banks those of the kinds
     ``cmd`` constrains there (ZP_STALE)."""
     per_bg = P[layout.P_NBA]
     g0 = Z.bg_of[u] * per_bg
     m = Z.p[ZP_STALE + cmd]
+    if m != 0:
+        for v in range(g0, g0 + per_bg):
+            for k in range(4):
+                if (m >> k) & 1:
+                    Z.loc[(v << 2) | k] = -1
     first = Z.first_of[u]
-    sb = Z.p[ZP_SB]
-    for v in range(g0, g0 + per_bg):
-        mm = 15 if first <= v < first + sb else m
-        for k in range(4):
-            if (mm >> k) & 1:
-                Z.loc[(v << 2) | k] = _local(S, Z, k, v)
+    for c in range(first << 2, (first + Z.p[ZP_SB]) << 2):
+        Z.loc[c] = -1
 
 
 @njit(**_CALLEE)
-def _stale_channel(P, S, Z, ch):
-    """A PREA or REF pushed every bank-group and unit node of its rank: the parts in
-    ``loc`` of the channel's units are found again (rare: the whole channel; out of
-    line)."""
-    n = P[layout.P_NRANK] * P[layout.P_NBG] * P[layout.P_NBA]
-    for v in range(ch * n, (ch + 1) * n):
-        for k in range(4):
-            Z.loc[(v << 2) | k] = _local(S, Z, k, v)
+def _stale_channel(P, loc, ch):
+    """A PREA or REF pushed every bank-group and unit node of its rank: the cached parts
+    of the channel's units are stale (rare: the whole channel; out of line)."""
+    n = P[layout.P_NRANK] * P[layout.P_NBG] * P[layout.P_NBA] * 4
+    for c in range(ch * n, (ch + 1) * n):
+        loc[c] = -1
 
 
 @njit(**_INLINE)
@@ -378,7 +374,7 @@ def _apply_extra(P, T, S, Z, cmd, u, t):
             c = Z.pw[w, 1]
             if e[ei(node, c)] < at:
                 e[ei(node, c)] = at
-    _stale_group(P, S, Z, cmd, u)
+    _stale_group(P, Z, cmd, u)
 
 
 @njit(**_INLINE)
@@ -690,7 +686,7 @@ def _after_refresh(P, S, Z, ch, t):
         S.log[S.F[layout.F_LOG_LEN] - 1, LOG_SUBBANK] = -1
     sb = Z.p[ZP_SB]
     per_rank = P[layout.P_NBG] * P[layout.P_NBA]
-    _stale_channel(P, S, Z, ch)
+    _stale_channel(P, Z.loc, ch)
     for rk in range(ch * P[layout.P_NRANK], (ch + 1) * P[layout.P_NRANK]):
         if S.open_count[rk] != 0:
             continue
