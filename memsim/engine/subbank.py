@@ -311,15 +311,6 @@ def _stale_group(P, Z, cmd, u):
         Z.loc[c] = -1
 
 
-@njit(**_CALLEE)
-def _stale_channel(P, loc, ch):
-    """A PREA or REF pushed every bank-group and unit node of its rank: the cached parts
-    of the channel's units are stale (rare: the whole channel; out of line)."""
-    n = P[layout.P_NRANK] * P[layout.P_NBG] * P[layout.P_NBA] * 4
-    for c in range(ch * n, (ch + 1) * n):
-        loc[c] = -1
-
-
 @njit(**_INLINE)
 def _push(e, node, L, cmd, scope, t, c0, c1):
     for c in range(c0, c1):
@@ -333,9 +324,7 @@ def _apply_extra(P, T, S, Z, cmd, u, t):
     """What core._apply_constraints does not: SA_SEL as a command (previous or next) at
     the core scopes, the sibling, bus and column-path scopes, and the power window.
     Not inlined: it runs once per command issued, and its eight table updates, copied
-    into each of its callers, were the largest part of the sub-bank variants' compile.
-    It also makes the scan's cached parts of the readiness stale (:func:`_stale_group`:
-    here, out of the inlined loop, whose speed moved with every line added to it)."""
+    into each of its callers, were the largest part of the sub-bank variants' compile."""
     L = T.latency
     e = S.earliest
     ch, rn, gn, un = core._nodes(S, u)
@@ -374,7 +363,6 @@ def _apply_extra(P, T, S, Z, cmd, u, t):
             c = Z.pw[w, 1]
             if e[ei(node, c)] < at:
                 e[ei(node, c)] = at
-    _stale_group(P, Z, cmd, u)
 
 
 @njit(**_INLINE)
@@ -622,6 +610,7 @@ def _issue_pre(P, T, S, Z, t, x, req):
     core._issue_pre(P, T, S, t, x, req)
     _closed(Z, x, t, t)
     _apply_extra(P, T, S, Z, layout.PRE, x, t)
+    _stale_group(P, Z, layout.PRE, x)
     _patch_log(P, S, Z, x)
 
 
@@ -675,6 +664,7 @@ def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x, features):
             lock = Z.act_at[u] + Z.p[ZP_TRAS]
             _closed(Z, u, t, max(done, lock))
     _apply_extra(P, T, S, Z, cmd, x, t)
+    _stale_group(P, Z, cmd, x)
     _patch_log(P, S, Z, x)
 
 
@@ -686,7 +676,11 @@ def _after_refresh(P, S, Z, ch, t):
         S.log[S.F[layout.F_LOG_LEN] - 1, LOG_SUBBANK] = -1
     sb = Z.p[ZP_SB]
     per_rank = P[layout.P_NBG] * P[layout.P_NBA]
-    _stale_channel(P, Z.loc, ch)
+    # a PREA or REF pushes every bank group and unit node of its rank: the cached parts
+    # of the channel's units are stale (rare: the whole channel)
+    nr = P[layout.P_NRANK]
+    for c in range(ch * nr * per_rank * 4, (ch + 1) * nr * per_rank * 4):
+        Z.loc[c] = -1
     for rk in range(ch * P[layout.P_NRANK], (ch + 1) * P[layout.P_NRANK]):
         if S.open_count[rk] != 0:
             continue
