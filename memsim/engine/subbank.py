@@ -85,10 +85,7 @@ ACT_ANY, ACT_CLOSED, ACT_COMPATIBLE = 0, 1, 2
 
 # Parameters (SubbankState.p).
 (ZP_SB, ZP_ACT, ZP_COLCLOSED, ZP_SELECT, ZP_BUSES, ZP_LATCH, ZP_SHIFT, ZP_TPA, ZP_TRTP,
- ZP_TWRA, ZP_TRAS, ZP_TSCD, ZP_AVOID, ZP_OTHERBUS, ZP_AGECAP, ZP_UNITMASK, ZP_STALE) = range(17)
-# ZP_STALE + cmd: which of ``loc``'s four kinds (bits: ACT, PRE, RD, WR) a command makes
-# stale at the other banks of its bank group (_stale_group)
-ZP_LEN = ZP_STALE + N_CMD_SUBBANK
+ ZP_TWRA, ZP_TRAS, ZP_TSCD, ZP_AVOID, ZP_OTHERBUS, ZP_AGECAP, ZP_UNITMASK, ZP_LEN) = range(17)
 
 # Counters (SubbankState.counters): resource conflicts (count, stall cycles) in the order
 # row_path, bg_bus, tfaw, column_path; back-to-back column commands of a rank in one bank
@@ -160,15 +157,6 @@ def build_state(spec, cfg, nodes: dict, S) -> SubbankState:
     held_by_unit = (L[:, SCOPE_BUS, :] != layout.NO_CONSTRAINT).any(axis=0) | \
         (L[:, SCOPE_COLUMN_PATH, :] != layout.NO_CONSTRAINT).any(axis=0)
     p[ZP_UNITMASK] = int(sum(1 << c for c in np.nonzero(held_by_unit)[0]))
-    # what a command pushes at the other banks of its bank group: the bank group's node
-    # (core's scope 2 and a window at that scope) and the bus nodes (SCOPE_BUS)
-    for m in range(N_CMD_SUBBANK):
-        nexts = set(np.nonzero((L[m, 2, :] != layout.NO_CONSTRAINT) |
-                               (L[m, SCOPE_BUS, :] != layout.NO_CONSTRAINT))[0].tolist())
-        nexts |= {int(spec.window_next[w]) for w in range(spec.window_prev.size)
-                  if spec.window_prev[w] == m and spec.window_scope[w] >= 2}
-        p[ZP_STALE + m] = sum(1 << k for k, c in enumerate(
-            (layout.ACT, layout.PRE, layout.RD, layout.WR)) if c in nexts)
     n_banks = nu // sb
     n_bg = nu // per_bg
     n_ranks = nu // per_rank
@@ -293,21 +281,12 @@ def _ready_in_scan(S, Z, cmd, u, q, rk):
 
 
 @njit(**_INLINE)
-def _stale_group(P, Z, cmd, u):
-    """``cmd`` issued at unit ``u`` pushed its bank's nodes (the units', their column
-    paths') and its bank group's (the group's, its buses'): the cached parts of its
-    bank's units are stale, and at the group's other banks those of the kinds
-    ``cmd`` constrains there (ZP_STALE)."""
+def _stale_group(P, Z, u):
+    """A command at unit ``u`` pushed its bank group's nodes (the bank group's, its units',
+    its buses' and column paths'): the cached parts of the group's units are stale."""
     per_bg = P[layout.P_NBA]
-    g0 = Z.bg_of[u] * per_bg
-    m = Z.p[ZP_STALE + cmd]
-    if m != 0:
-        for v in range(g0, g0 + per_bg):
-            for k in range(4):
-                if (m >> k) & 1:
-                    Z.loc[(v << 2) | k] = -1
-    first = Z.first_of[u]
-    for c in range(first << 2, (first + Z.p[ZP_SB]) << 2):
+    c0 = (Z.bg_of[u] * per_bg) << 2
+    for c in range(c0, c0 + (per_bg << 2)):
         Z.loc[c] = -1
 
 
@@ -610,7 +589,7 @@ def _issue_pre(P, T, S, Z, t, x, req):
     core._issue_pre(P, T, S, t, x, req)
     _closed(Z, x, t, t)
     _apply_extra(P, T, S, Z, layout.PRE, x, t)
-    _stale_group(P, Z, layout.PRE, x)
+    _stale_group(P, Z, x)
     _patch_log(P, S, Z, x)
 
 
@@ -664,7 +643,7 @@ def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x, features):
             lock = Z.act_at[u] + Z.p[ZP_TRAS]
             _closed(Z, u, t, max(done, lock))
     _apply_extra(P, T, S, Z, cmd, x, t)
-    _stale_group(P, Z, cmd, x)
+    _stale_group(P, Z, x)
     _patch_log(P, S, Z, x)
 
 
