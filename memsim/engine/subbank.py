@@ -45,9 +45,7 @@ per unit: the scan in which a request last waited on the unit's row under a row-
 (:func:`_may_close`; kept here rather than in the state tuple every variant takes: two
 unused arrays there measured a few per cent slower, README "Speed"). ``rk_ready`` per
 rank: the channel, rank and power nodes' part of the readiness of ACT, PRE and the
-scanned queue's column command (:func:`_rank_parts`). ``loc``, four per unit (ACT, PRE,
-RD, WR): the rest of that readiness (bank-group, unit, bus and column-path nodes) as last
-found by :func:`_ready_in_scan`, -1 when stale (:func:`_stale_group`).
+scanned queue's column command (:func:`_rank_parts`).
 """
 
 from __future__ import annotations
@@ -106,7 +104,7 @@ SubbankState = namedtuple("SubbankState", " ".join((
     "p node_bus node_pow node_cp bus_of pw nodes bank_of first_of bg_of",
     "selected sel_req sel_q pre_done act_at last_row rp_since work cand soon soon_n soon_q",
     "n_open open_since open_acc busy_acc last_bus last_col_bg last_col_bus counters",
-    "seen rk_ready scan_stamp loc",
+    "seen rk_ready scan_stamp",
 )))
 
 # The large steps (issuing a command, scanning a queue) are inlined into the loop like
@@ -204,7 +202,6 @@ def build_state(spec, cfg, nodes: dict, S) -> SubbankState:
         seen=np.full((nu, 8), -1, i64),
         rk_ready=np.zeros((n_ranks, 3), i64),
         scan_stamp=np.zeros(nu, i64),
-        loc=np.full(nu * 4, -1, i64),
     )
 
 
@@ -263,31 +260,15 @@ def _ready_in_scan(S, Z, cmd, u, q, rk):
         k = 2
     else:
         return ready(S, Z, cmd, u)
+    e = S.earliest
     u = u & _NONNEG
+    n = Z.nodes[u]
     if rk < 0:
         rk = S.rank_of[u]
-    # the unit's own part, kept in ``loc`` until a command in its bank group (the only
-    # commands that push these nodes; the others push the rank's part) or a refresh
-    c = (u << 2) | (k + q if k == 2 else k)
-    r = Z.loc[c]
-    if r < 0:
-        e = S.earliest
-        n = Z.nodes[u]
-        r = max(e[ei(n[2], cmd)], e[ei(n[3], cmd)])
-        if (Z.p[ZP_UNITMASK] >> cmd) & 1:
-            r = max(r, e[ei(n[4], cmd)], e[ei(n[6], cmd)])
-        Z.loc[c] = r
-    return max(Z.rk_ready[rk, k], r)
-
-
-@njit(**_INLINE)
-def _stale_group(P, Z, u):
-    """A command at unit ``u`` pushed its bank group's nodes (the bank group's, its units',
-    its buses' and column paths'): the cached parts of the group's units are stale."""
-    per_bg = P[layout.P_NBA]
-    c0 = (Z.bg_of[u] * per_bg) << 2
-    for c in range(c0, c0 + (per_bg << 2)):
-        Z.loc[c] = -1
+    r = max(Z.rk_ready[rk, k], e[ei(n[2], cmd)], e[ei(n[3], cmd)])
+    if (Z.p[ZP_UNITMASK] >> cmd) & 1:
+        r = max(r, e[ei(n[4], cmd)], e[ei(n[6], cmd)])
+    return r
 
 
 @njit(**_INLINE)
@@ -589,7 +570,6 @@ def _issue_pre(P, T, S, Z, t, x, req):
     core._issue_pre(P, T, S, t, x, req)
     _closed(Z, x, t, t)
     _apply_extra(P, T, S, Z, layout.PRE, x, t)
-    _stale_group(P, Z, x)
     _patch_log(P, S, Z, x)
 
 
@@ -643,7 +623,6 @@ def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x, features):
             lock = Z.act_at[u] + Z.p[ZP_TRAS]
             _closed(Z, u, t, max(done, lock))
     _apply_extra(P, T, S, Z, cmd, x, t)
-    _stale_group(P, Z, x)
     _patch_log(P, S, Z, x)
 
 
@@ -655,11 +634,6 @@ def _after_refresh(P, S, Z, ch, t):
         S.log[S.F[layout.F_LOG_LEN] - 1, LOG_SUBBANK] = -1
     sb = Z.p[ZP_SB]
     per_rank = P[layout.P_NBG] * P[layout.P_NBA]
-    # a PREA or REF pushes every bank group and unit node of its rank: the cached parts
-    # of the channel's units are stale (rare: the whole channel)
-    nr = P[layout.P_NRANK]
-    for c in range(ch * nr * per_rank * 4, (ch + 1) * nr * per_rank * 4):
-        Z.loc[c] = -1
     for rk in range(ch * P[layout.P_NRANK], (ch + 1) * P[layout.P_NRANK]):
         if S.open_count[rk] != 0:
             continue
