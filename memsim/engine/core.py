@@ -262,7 +262,7 @@ def _apply_constraints(P, T, S, cmd, b, t):
     ch, rn, gn, bn = _nodes(S, b)
     e = S.earliest
     L = T.latency
-    readyset.touch_command(P, S, cmd, b)  # (the bank-group and bank parts it moves)
+    group_moved = False  # (the bank group's part of a command moved: readyset)
     for c in range(N_CMD):
         at = t + L[cmd, 0, c]
         if e[ei(ch, c)] < at:
@@ -273,6 +273,7 @@ def _apply_constraints(P, T, S, cmd, b, t):
         at = t + L[cmd, 2, c]
         if e[ei(gn, c)] < at:
             e[ei(gn, c)] = at
+            group_moved = True
         at = t + L[cmd, 3, c]
         if e[ei(bn, c)] < at:
             e[ei(bn, c)] = at
@@ -313,6 +314,9 @@ def _apply_constraints(P, T, S, cmd, b, t):
             c = T.window_next[w]
             if e[ei(node, c)] < at:
                 e[ei(node, c)] = at
+                if scope == 2:
+                    group_moved = True
+    readyset.touch_command(P, S, cmd, b, group_moved)
 
 
 # ---------------------------------------------------------------- issuing commands

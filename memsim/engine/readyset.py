@@ -92,16 +92,20 @@ def touch_bank(P, S, q, b):
 
 
 @njit(**_INLINE)
-def touch_command(P, S, cmd, b):
-    """``cmd`` issued at bank ``b`` (a rank-wide command: the rank's first bank) moves
-    the bank-group and bank parts of its bank group (of its whole rank), and may change
-    what those banks need: both queues' rows mark them dirty."""
+def touch_command(P, S, cmd, b, group_moved):
+    """``cmd`` issued at bank ``b`` (a rank-wide command: the rank's first bank) may
+    change what the bank needs and moves its bank part; if ``group_moved``, it moved
+    the bank-group part of its group too, and so its group's banks' readiness; a
+    rank-wide command closes every bank of the rank. Both queues' rows mark those banks
+    dirty."""
     per_rank = P[P_NBG] * P[P_NBA]
     rk = S.rank_of[b]
     if per_rank > 63:
         bits = -1  # (sub-bank units: the variant keeps no ready sets, nothing to mark)
     elif cmd == PREA or cmd == REF:
         bits = (1 << per_rank) - 1
+    elif not group_moved:
+        bits = S.bank_bit[b]
     else:
         bg_shift = lowest_bit(P[P_NBA])
         first = ((b - rk * per_rank) >> bg_shift) << bg_shift  # its bank group's first
@@ -173,10 +177,11 @@ def _recompute(P, S, q, r, rk, d, t):
 
 
 @njit(**_INLINE)
-def _kind(S, q, r, b0, k, cmd, rank_part, t, ready_bank, ready_hit, n_ready, nxt):
-    """Kind ``k`` of one rank (row ``r``, first bank ``b0``): its future banks whose
-    local part has passed become ready; lists the ready banks if the rank's part
-    (``rank_part``) has passed too; returns (n_ready, nxt)."""
+def _kind(S, q, r, b0, k, cmd, cn, rn, t, ready_bank, ready_hit, n_ready, nxt):
+    """Kind ``k`` (command ``cmd``) of one rank (row ``r``, first bank ``b0``, channel
+    and rank nodes ``cn``, ``rn``): its future banks whose local part has passed become
+    ready; lists the ready banks if the rank's part has passed too; returns (n_ready,
+    nxt)."""
     rs = S.rs
     fut = rs[r + RS_FUTURE + k]
     if fut != 0 and rs[r + RS_FMIN + k] <= t:
@@ -199,6 +204,8 @@ def _kind(S, q, r, b0, k, cmd, rank_part, t, ready_bank, ready_hit, n_ready, nxt
     ready = rs[r + RS_READY + k]
     if ready == 0 and fut == 0:
         return n_ready, nxt
+    e = S.earliest
+    rank_part = max(e[ei(cn, cmd)], e[ei(rn, cmd)])
     if rank_part <= t:
         hit = 1 if k == 0 else 0
         while ready != 0:
@@ -226,7 +233,6 @@ def bank_phase(P, S, ch, t, q):
     no later than the earliest at which a command not ready becomes ready)."""
     ready_bank = S.ready_bank[ch]
     ready_hit = S.ready_hit[ch]
-    e = S.earliest
     col = RD + q
     per_rank = P[P_NBG] * P[P_NBA]
     nr = P[P_NRANK]
@@ -240,13 +246,17 @@ def bank_phase(P, S, ch, t, q):
         if d != 0:
             S.rs[r + RS_DIRTY] = 0
             _recompute(P, S, q, r, rk, d, t)
+        elif S.pend_mask[q, rk] == 0:
+            # nothing queued and nothing changed since: every set is empty (a bank
+            # leaves them only when a command or an enqueue marks it)
+            continue
         b0 = rk * per_rank
         cn = S.node_ch[b0]
         rn = S.node_rank[b0]
-        n_ready, nxt = _kind(S, q, r, b0, 0, col, max(e[ei(cn, col)], e[ei(rn, col)]), t,
-                             ready_bank, ready_hit, n_ready, nxt)
-        n_ready, nxt = _kind(S, q, r, b0, 1, ACT, max(e[ei(cn, ACT)], e[ei(rn, ACT)]), t,
-                             ready_bank, ready_hit, n_ready, nxt)
-        n_ready, nxt = _kind(S, q, r, b0, 2, PRE, max(e[ei(cn, PRE)], e[ei(rn, PRE)]), t,
-                             ready_bank, ready_hit, n_ready, nxt)
+        n_ready, nxt = _kind(S, q, r, b0, 0, col, cn, rn, t, ready_bank, ready_hit,
+                             n_ready, nxt)
+        n_ready, nxt = _kind(S, q, r, b0, 1, ACT, cn, rn, t, ready_bank, ready_hit,
+                             n_ready, nxt)
+        n_ready, nxt = _kind(S, q, r, b0, 2, PRE, cn, rn, t, ready_bank, ready_hit,
+                             n_ready, nxt)
     return n_ready, nxt
