@@ -31,7 +31,7 @@ as the ``tick`` mode's every-cycle wake-ups show). Used by the variants whose ba
 changes only through core's own paths (plain, and the cores front end, which marks its
 enqueues); the mechanism variants keep ``core._bank_phase``.
 
-State: ``S.rs`` one row of ``RS_ROW`` per (queue, rank), flat, at ``row(q, rk)``:
+State: ``S.rs`` one row of ``RS_ROW`` per (rank, queue), flat, at ``row(q, rk)``:
 ``[RS_DIRTY]`` the dirty banks (bit i: the rank's i-th bank, as ``pend_mask``), then per
 kind k (0 hit, 1 ACT, 2 PRE) ``[RS_READY + k]``, ``[RS_FUTURE + k]``, ``[RS_FMIN + k]``.
 ``S.rs_loc[((q * NB + b) << 1) | (k > 0)]``: bank b's local readiness for its kind.
@@ -53,7 +53,6 @@ from memsim.engine.layout import (
     P_CAP,
     P_NBA,
     P_NBG,
-    P_NCH,
     P_NRANK,
     P_SCHED,
     PRE,
@@ -80,15 +79,15 @@ RS_FMIN = 7  # + kind: 7, 8, 9
 
 
 @njit(**_INLINE)
-def row(P, q, rk):
-    """Start of the (queue, rank) row in ``S.rs``."""
-    return ((q * P[P_NCH] * P[P_NRANK] + rk) << RS_SHIFT) & NONNEG
+def row(q, rk):
+    """Start of the (queue, rank) row in ``S.rs`` (a rank's two rows side by side)."""
+    return (((rk << 1) | q) << RS_SHIFT) & NONNEG
 
 
 @njit(**_INLINE)
 def touch_bank(P, S, q, b):
     """Bank ``b`` got a request in queue ``q``: its needs change (an enqueue)."""
-    S.rs[row(P, q, S.rank_of[b]) + RS_DIRTY] |= S.bank_bit[b]
+    S.rs[row(q, S.rank_of[b]) + RS_DIRTY] |= S.bank_bit[b]
 
 
 @njit(**_INLINE)
@@ -110,9 +109,9 @@ def touch_command(P, S, cmd, b, group_moved):
         bg_shift = lowest_bit(P[P_NBA])
         first = ((b - rk * per_rank) >> bg_shift) << bg_shift  # its bank group's first
         bits = ((1 << P[P_NBA]) - 1) << first
-    r0 = row(P, 0, rk)
+    r0 = row(0, rk)
     S.rs[r0 + RS_DIRTY] |= bits
-    S.rs[r0 + ((P[P_NCH] * P[P_NRANK]) << RS_SHIFT) + RS_DIRTY] |= bits
+    S.rs[r0 + RS_ROW + RS_DIRTY] |= bits
 
 
 @njit(**_INLINE)
@@ -126,6 +125,7 @@ def _recompute(P, S, q, r, rk, d, t):
     hit_first = P[P_SCHED] >= SCHED_FRFCFS
     capped = P[P_SCHED] == SCHED_FRFCFS_CAP
     cap = P[P_CAP]
+    d &= S.pend_mask[q, rk]  # (out of every set above; back in only with work queued)
     per_rank = P[P_NBG] * P[P_NBA]
     bg_shift = lowest_bit(P[P_NBA])
     b0 = rk * per_rank
@@ -139,8 +139,6 @@ def _recompute(P, S, q, r, rk, d, t):
         d &= d - 1
         b = b0 + i
         n_req = S.pending[q, b]
-        if n_req == 0:
-            continue
         bit = 1 << i
         n_hit = S.hits_pending[q, b]
         gn = gn0 + (i >> bg_shift)
@@ -241,7 +239,7 @@ def bank_phase(P, S, ch, t, q):
     for rk in range(ch * nr, ch * nr + nr):
         if S.ref_pending[rk] != 0:
             continue  # a due refresh: the rank takes no command of the host
-        r = row(P, q, rk)
+        r = row(q, rk)
         d = S.rs[r + RS_DIRTY]
         if d != 0:
             S.rs[r + RS_DIRTY] = 0
