@@ -28,8 +28,9 @@ Exactly the same decisions as ``core._bank_phase``: the ready list holds the sam
 the oldest), and the forecast is never later than the true next ready cycle (it can be
 earlier, from a stale ``fmin``: then a wake-up finds nothing new, which decides nothing,
 as the ``tick`` mode's every-cycle wake-ups show). Used by the variants whose bank state
-changes only through core's own paths (plain, and the cores front end, which marks its
-enqueues); the mechanism variants keep ``core._bank_phase``.
+changes only through core's own paths (plain, ECC and the cores front end, whose
+enqueues mark their banks); sub-banks, NDAs and same-bank refresh keep
+``core._bank_phase`` (``NOT_WITH``).
 
 State: ``S.rs`` one row of ``RS_ROW`` per (rank, queue), flat, at ``row(q, rk)``:
 ``[RS_DIRTY]`` the dirty banks (bit i: the rank's i-th bank, as ``pend_mask``), then per
@@ -44,7 +45,6 @@ from numba import njit
 from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import (
     ACT,
-    F_ECC,
     F_NDA,
     F_REFSB,
     F_SUBBANK,
@@ -66,9 +66,10 @@ from memsim.engine.layout import (
 )
 
 # the variants that keep core._bank_phase: their mechanisms change banks' needs or
-# timing outside core's paths (sub-banks, NDAs, same-bank refresh's held banks), or
-# have not been checked with the ready sets (ECC)
-NOT_WITH = F_SUBBANK | F_NDA | F_ECC | F_REFSB
+# timing outside core's paths (sub-banks have their own scheduler; NDAs' commands,
+# same-bank refresh's held banks). ECC's extra accesses enter through an enqueue that
+# marks its bank (engine/ecc.py), and cores' accesses too (engine/cores.py).
+NOT_WITH = F_SUBBANK | F_NDA | F_REFSB
 
 RS_SHIFT = 4
 RS_ROW = 1 << RS_SHIFT
