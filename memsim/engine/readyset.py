@@ -42,7 +42,6 @@ from __future__ import annotations
 
 from numba import njit
 
-from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import (
     ACT,
@@ -136,38 +135,38 @@ def few_banks(P, S, ch, q):
 
 
 @njit(**_INLINE)
-def _recompute(P, A, q, r, rk, d, t):
+def _recompute(P, S, q, r, rk, d, t):
     """The dirty banks ``d`` of rank ``rk`` (row ``r`` of queue ``q``): out of every
     set, and back into the set of the command each needs now, ready or future."""
-    (rs, rs_loc, pend_mask, pending, hits_pending, open_row, owner_id, bypass, e,
-     node_ch, node_rank, node_bg, node_bank, ref_pending) = A
+    rs = S.rs
     keep = ~d
     for f in range(RS_READY, RS_FMIN):
         rs[r + f] &= keep
     hit_first = P[P_SCHED] >= SCHED_FRFCFS
     capped = P[P_SCHED] == SCHED_FRFCFS_CAP
     cap = P[P_CAP]
-    d &= pend_mask[q, rk]  # (out of every set above; back in only with work queued)
+    d &= S.pend_mask[q, rk]  # (out of every set above; back in only with work queued)
     per_rank = P[P_NBG] * P[P_NBA]
     bg_shift = lowest_bit(P[P_NBA])
     b0 = rk * per_rank
-    gn0 = node_bg[b0]
-    bank_node0 = node_bank[b0] - b0
-    nb = open_row.size
+    gn0 = S.node_bg[b0]
+    bank_node0 = S.node_bank[b0] - b0
+    nb = S.open_row.size
+    e = S.earliest
     col = RD + q
     while d != 0:
         i = lowest_bit(d)
         d &= d - 1
         b = b0 + i
-        n_req = pending[q, b]
+        n_req = S.pending[q, b]
         bit = 1 << i
-        n_hit = hits_pending[q, b]
+        n_hit = S.hits_pending[q, b]
         gn = gn0 + (i >> bg_shift)
         bn = bank_node0 + b
         li = ((q * nb + b) << 1) & NONNEG
         if n_hit > 0:
             loc = max(e[ei(gn, col)], e[ei(bn, col)])
-            rs_loc[li] = loc
+            S.rs_loc[li] = loc
             if loc <= t:
                 rs[r + RS_READY] |= bit
             else:
@@ -175,18 +174,18 @@ def _recompute(P, A, q, r, rk, d, t):
                 if loc < rs[r + RS_FMIN]:
                     rs[r + RS_FMIN] = loc
         if n_req > n_hit:
-            if open_row[b] < 0:
+            if S.open_row[b] < 0:
                 k = 1
                 cmd = ACT
-            elif owner_id[b] >= 0:
+            elif S.owner_id[b] >= 0:
                 continue  # the row was opened for a request not yet served
-            elif hit_first and n_hit > 0 and (not capped or bypass[b] < cap):
+            elif hit_first and n_hit > 0 and (not capped or S.bypass[b] < cap):
                 continue  # FR-FCFS does not close a row that queued requests still hit
             else:
                 k = 2
                 cmd = PRE
             loc = max(e[ei(gn, cmd)], e[ei(bn, cmd)])
-            rs_loc[li + 1] = loc
+            S.rs_loc[li + 1] = loc
             if loc <= t:
                 rs[r + RS_READY + k] |= bit
             else:
@@ -196,22 +195,22 @@ def _recompute(P, A, q, r, rk, d, t):
 
 
 @njit(**_INLINE)
-def _kind(A, q, r, b0, k, cmd, cn, rn, t, ready_bank, ready_hit, n_ready, nxt):
+def _kind(S, q, r, b0, k, cmd, cn, rn, t, ready_bank, ready_hit, n_ready, nxt):
     """Kind ``k`` (command ``cmd``) of one rank (row ``r``, first bank ``b0``, channel
     and rank nodes ``cn``, ``rn``): its future banks whose local part has passed become
     ready; lists the ready banks if the rank's part has passed too; returns (n_ready,
     nxt)."""
-    rs, rs_loc, open_row, e = A[0], A[1], A[5], A[8]
+    rs = S.rs
     fut = rs[r + RS_FUTURE + k]
     if fut != 0 and rs[r + RS_FMIN + k] <= t:
-        nb = open_row.size
+        nb = S.open_row.size
         base = ((q * nb + b0) << 1) | (1 if k > 0 else 0)
         m = fut
         fmin = INF
         while m != 0:
             i = lowest_bit(m)
             m &= m - 1
-            loc = rs_loc[(base + (i << 1)) & NONNEG]
+            loc = S.rs_loc[(base + (i << 1)) & NONNEG]
             if loc <= t:
                 bit = 1 << i
                 rs[r + RS_READY + k] |= bit
@@ -223,6 +222,7 @@ def _kind(A, q, r, b0, k, cmd, cn, rn, t, ready_bank, ready_hit, n_ready, nxt):
     ready = rs[r + RS_READY + k]
     if ready == 0 and fut == 0:
         return n_ready, nxt
+    e = S.earliest
     rank_part = max(e[ei(cn, cmd)], e[ei(rn, cmd)])
     if rank_part <= t:
         hit = 1 if k == 0 else 0
@@ -244,47 +244,37 @@ def _kind(A, q, r, b0, k, cmd, cn, rn, t, ready_bank, ready_hit, n_ready, nxt):
     return n_ready, nxt
 
 
-@njit(**_CALLEE)
-def _phase(P, A, ready_bank, ready_hit, ch, t, q):
-    """bank_phase on the arrays it reads (``A``: bank_phase's tuple), compiled apart:
-    inlined beside ``core._bank_phase``, the loop ran 0.65-0.75x as fast on streams and
-    no faster on random reads (code layout); called, it costs the call."""
-    rs, pend_mask, node_ch, node_rank, ref_pending = A[0], A[2], A[9], A[10], A[13]
+@njit(**_INLINE)
+def bank_phase(P, S, ch, t, q):
+    """``core._bank_phase`` from the ready sets (module docstring): lists the banks with
+    a ready command in ``ready_bank / ready_hit[ch]`` and returns (their number, a cycle
+    no later than the earliest at which a command not ready becomes ready)."""
+    ready_bank = S.ready_bank[ch]
+    ready_hit = S.ready_hit[ch]
     col = RD + q
     per_rank = P[P_NBG] * P[P_NBA]
     nr = P[P_NRANK]
     n_ready = 0
     nxt = INF
     for rk in range(ch * nr, ch * nr + nr):
-        if ref_pending[rk] != 0:
+        if S.ref_pending[rk] != 0:
             continue  # a due refresh: the rank takes no command of the host
         r = row(q, rk)
-        d = rs[r + RS_DIRTY]
+        d = S.rs[r + RS_DIRTY]
         if d != 0:
-            rs[r + RS_DIRTY] = 0
-            _recompute(P, A, q, r, rk, d, t)
-        elif pend_mask[q, rk] == 0:
+            S.rs[r + RS_DIRTY] = 0
+            _recompute(P, S, q, r, rk, d, t)
+        elif S.pend_mask[q, rk] == 0:
             # nothing queued and nothing changed since: every set is empty (a bank
             # leaves them only when a command or an enqueue marks it)
             continue
         b0 = rk * per_rank
-        cn = node_ch[b0]
-        rn = node_rank[b0]
-        n_ready, nxt = _kind(A, q, r, b0, 0, col, cn, rn, t, ready_bank, ready_hit,
+        cn = S.node_ch[b0]
+        rn = S.node_rank[b0]
+        n_ready, nxt = _kind(S, q, r, b0, 0, col, cn, rn, t, ready_bank, ready_hit,
                              n_ready, nxt)
-        n_ready, nxt = _kind(A, q, r, b0, 1, ACT, cn, rn, t, ready_bank, ready_hit,
+        n_ready, nxt = _kind(S, q, r, b0, 1, ACT, cn, rn, t, ready_bank, ready_hit,
                              n_ready, nxt)
-        n_ready, nxt = _kind(A, q, r, b0, 2, PRE, cn, rn, t, ready_bank, ready_hit,
+        n_ready, nxt = _kind(S, q, r, b0, 2, PRE, cn, rn, t, ready_bank, ready_hit,
                              n_ready, nxt)
     return n_ready, nxt
-
-
-@njit(**_INLINE)
-def bank_phase(P, S, ch, t, q):
-    """``core._bank_phase`` from the ready sets (module docstring): lists the banks with
-    a ready command in ``ready_bank / ready_hit[ch]`` and returns (their number, a cycle
-    no later than the earliest at which a command not ready becomes ready)."""
-    A = (S.rs, S.rs_loc, S.pend_mask, S.pending, S.hits_pending, S.open_row, S.owner_id,
-         S.bypass, S.earliest, S.node_ch, S.node_rank, S.node_bg, S.node_bank,
-         S.ref_pending)
-    return _phase(P, A, S.ready_bank[ch], S.ready_hit[ch], ch, t, q)
