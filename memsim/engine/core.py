@@ -999,8 +999,10 @@ def _schedule_channel(P, T, S, X, ch, t, features):
     cycle at which this channel needs attention."""
     # a wake-up at exactly the cycle the last bank phase predicted, with nothing changed
     # on the channel since (any enqueue, command or refresh resets clean_at): the ready
-    # commands are exactly the ones remembered in soon_* (only _bank_phase sets them)
-    clean = S.clean_at[ch] == t and P[P_POLICY] != PAGE_TIMEOUT
+    # commands are exactly the ones remembered in soon_*
+    # (the ready-set variants compute the phase from the ready sets every decision)
+    rs_on = (features & readyset.NOT_WITH) == 0
+    clean = not rs_on and S.clean_at[ch] == t and P[P_POLICY] != PAGE_TIMEOUT
     S.clean_at[ch] = -1
     _update_write_mode(P, S, X, ch, t, features)
     nxt = INF
@@ -1046,18 +1048,13 @@ def _schedule_channel(P, T, S, X, ch, t, features):
             nxt = held_next
 
     per_rank = P[P_NBG] * P[P_NBA]
-    from_sets = False
     if clean:
         n_ready = S.soon_n[ch]
         banks = S.soon_bank[ch]
         hits = S.soon_hit[ch]
         bank_next = INF
     else:
-        # the ready sets (engine/readyset.py) where the variant keeps them and more than
-        # a few banks have work; with a few (streams), visiting them is cheaper and its
-        # forecast spares the next wake-up its phase (clean)
-        from_sets = (features & readyset.NOT_WITH) == 0 and not readyset.few_banks(P, S, ch, q)
-        if from_sets:
+        if rs_on:
             n_ready, bank_next = readyset.bank_phase(P, S, ch, t, q)
         else:
             n_ready, bank_next = _bank_phase(P, S, X, ch, t, q, features)
@@ -1096,9 +1093,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
         # nothing could issue after all (hits held back by the row-hit cap): the full
         # bank phase finds when something next becomes ready
         n_ready, bank_next = _bank_phase(P, S, X, ch, t, q, features)
-        S.clean_at[ch] = bank_next
-    elif not from_sets:  # (the ready sets keep no soon_* list: no clean wake-up)
-        S.clean_at[ch] = bank_next
+    S.clean_at[ch] = bank_next
     if bank_next < nxt:
         nxt = bank_next
 

@@ -71,8 +71,6 @@ from memsim.engine.layout import (
 # marks its bank (engine/ecc.py), and cores' accesses too (engine/cores.py).
 NOT_WITH = F_SUBBANK | F_NDA | F_REFSB
 
-FEW = 4  # (few_banks)
-
 RS_SHIFT = 4
 RS_ROW = 1 << RS_SHIFT
 RS_DIRTY = 0
@@ -115,23 +113,6 @@ def touch_command(P, S, cmd, b, group_moved):
     r0 = row(0, rk)
     S.rs[r0 + RS_DIRTY] |= bits
     S.rs[r0 + RS_ROW + RS_DIRTY] |= bits
-
-
-@njit(**_INLINE)
-def few_banks(P, S, ch, q):
-    """At most ``FEW`` banks of channel ``ch`` have requests in queue ``q`` (streams):
-    ``core._bank_phase`` visits them for less than the sets' fixed cost per rank and
-    command kind (random reads: 14 to 24 banks, streams 1 to 2)."""
-    n = 0
-    nr = P[P_NRANK]
-    for rk in range(ch * nr, ch * nr + nr):
-        m = S.pend_mask[q, rk]
-        while m != 0:
-            n += 1
-            if n > FEW:
-                return False
-            m &= m - 1
-    return True
 
 
 @njit(**_INLINE)
