@@ -1089,16 +1089,14 @@ def _schedule_channel(P, T, S, X, ch, t, features):
             _issue_column(P, T, S, X, t, q, ch, best, features)
         return t + 1
 
-    if clean and rs_on:
-        # nothing could issue after all (hits held back by the row-hit cap): the next
-        # cycle's phase finds when something next becomes ready (rare; a second inlined
-        # copy of the phase here cost the whole loop 10-30 %: code layout)
-        bank_next = t + 1
-    else:
-        if clean:
-            # (the same) the full bank phase finds when something next becomes ready
+    if clean:
+        # nothing could issue after all (hits held back by the row-hit cap): the full
+        # bank phase finds when something next becomes ready
+        if rs_on:
+            n_ready, bank_next = readyset.bank_phase(P, S, ch, t, q)
+        else:
             n_ready, bank_next = _bank_phase(P, S, X, ch, t, q, features)
-        S.clean_at[ch] = bank_next
+    S.clean_at[ch] = bank_next
     if bank_next < nxt:
         nxt = bank_next
 
