@@ -1000,10 +1000,9 @@ def _schedule_channel(P, T, S, X, ch, t, features):
     # a wake-up at exactly the cycle the last bank phase predicted, with nothing changed
     # on the channel since (any enqueue, command or refresh resets clean_at): the ready
     # commands are exactly the ones remembered in soon_*
-    clean = S.clean_at[ch] == t and P[P_POLICY] != PAGE_TIMEOUT
-    # the bank phase from the ready sets (engine/readyset.py) where the variant has them
+    # (the ready-set variants compute the phase from the ready sets every decision)
     rs_on = (features & readyset.NOT_WITH) == 0
-    exact = True  # (whether the forecast below is the cycle soon_* lists the banks of)
+    clean = not rs_on and S.clean_at[ch] == t and P[P_POLICY] != PAGE_TIMEOUT
     S.clean_at[ch] = -1
     _update_write_mode(P, S, X, ch, t, features)
     nxt = INF
@@ -1056,7 +1055,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
         bank_next = INF
     else:
         if rs_on:
-            n_ready, bank_next, exact = readyset.bank_phase(P, S, ch, t, q)
+            n_ready, bank_next = readyset.bank_phase(P, S, ch, t, q)
         else:
             n_ready, bank_next = _bank_phase(P, S, X, ch, t, q, features)
         banks = S.ready_bank[ch]
@@ -1093,12 +1092,8 @@ def _schedule_channel(P, T, S, X, ch, t, features):
     if clean:
         # nothing could issue after all (hits held back by the row-hit cap): the full
         # bank phase finds when something next becomes ready
-        if rs_on:
-            n_ready, bank_next, exact = readyset.bank_phase(P, S, ch, t, q)
-        else:
-            n_ready, bank_next = _bank_phase(P, S, X, ch, t, q, features)
-    if exact:
-        S.clean_at[ch] = bank_next
+        n_ready, bank_next = _bank_phase(P, S, X, ch, t, q, features)
+    S.clean_at[ch] = bank_next
     if bank_next < nxt:
         nxt = bank_next
 

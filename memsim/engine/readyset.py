@@ -176,18 +176,16 @@ def _recompute(P, S, q, r, rk, d, t):
 
 
 @njit(**_INLINE)
-def _kind(S, ch, q, r, b0, k, cmd, cn, rn, t, n_ready, nxt, n_soon, exact):
+def _kind(S, q, r, b0, k, cmd, cn, rn, t, ready_bank, ready_hit, n_ready, nxt):
     """Kind ``k`` (command ``cmd``) of one rank (row ``r``, first bank ``b0``, channel
     and rank nodes ``cn``, ``rn``): its future banks whose local part has passed become
-    ready; lists the ready banks if the rank's part has passed too, else forecasts when
-    they become ready. Returns (n_ready, nxt, n_soon, exact): the forecast keeps the
-    banks that become ready first in ``soon_*`` (as ``core._forecast``) where it knows
-    them, and ``exact`` says whether it did for every kind that reaches ``nxt``."""
+    ready; lists the ready banks if the rank's part has passed too; returns (n_ready,
+    nxt)."""
     rs = S.rs
     fut = rs[r + RS_FUTURE + k]
-    nb = S.open_row.size
-    base = ((q * nb + b0) << 1) | (1 if k > 0 else 0)  # (rs_loc of the rank's first bank)
     if fut != 0 and rs[r + RS_FMIN + k] <= t:
+        nb = S.open_row.size
+        base = ((q * nb + b0) << 1) | (1 if k > 0 else 0)
         m = fut
         fmin = INF
         while m != 0:
@@ -204,66 +202,41 @@ def _kind(S, ch, q, r, b0, k, cmd, cn, rn, t, n_ready, nxt, n_soon, exact):
         rs[r + RS_FMIN + k] = fmin
     ready = rs[r + RS_READY + k]
     if ready == 0 and fut == 0:
-        return n_ready, nxt, n_soon, exact
+        return n_ready, nxt
     e = S.earliest
     rank_part = max(e[ei(cn, cmd)], e[ei(rn, cmd)])
-    hit = 1 if k == 0 else 0
-    # when the kind's next banks become ready (f), and which (soon, if known: a kind
-    # with at most one future bank, whose local part rs_loc holds exactly; fmin is only
-    # a lower bound)
-    one = fut & (fut - 1) == 0
-    if one and fut != 0:
-        loc = S.rs_loc[(base + (lowest_bit(fut) << 1)) & NONNEG]
-    else:
-        loc = rs[r + RS_FMIN + k]
     if rank_part <= t:
+        hit = 1 if k == 0 else 0
         while ready != 0:
             i = lowest_bit(ready)
             ready &= ready - 1
-            S.ready_bank[ch, n_ready] = b0 + i
-            S.ready_hit[ch, n_ready] = hit
+            ready_bank[n_ready] = b0 + i
+            ready_hit[n_ready] = hit
             n_ready += 1
-        if fut == 0:
-            return n_ready, nxt, n_soon, exact
-        f = loc
-        soon = fut
+        if fut != 0 and rs[r + RS_FMIN + k] < nxt:
+            nxt = rs[r + RS_FMIN + k]
     elif ready != 0:
-        f = rank_part
-        soon = ready
-        if fut != 0 and loc <= rank_part:
-            soon |= fut  # (with more than one, some: not known, see ``one``)
+        if rank_part < nxt:
+            nxt = rank_part
     else:
-        f = max(rank_part, loc)
-        soon = fut
-    if f > nxt:
-        return n_ready, nxt, n_soon, exact
-    if f < nxt:
-        nxt = f
-        n_soon = 0
-        exact = True
-    exact = exact and one
-    while soon != 0:
-        i = lowest_bit(soon)
-        soon &= soon - 1
-        S.soon_bank[ch, n_soon] = b0 + i
-        S.soon_hit[ch, n_soon] = hit
-        n_soon += 1
-    return n_ready, nxt, n_soon, exact
+        f = max(rank_part, rs[r + RS_FMIN + k])
+        if f < nxt:
+            nxt = f
+    return n_ready, nxt
 
 
 @njit(**_INLINE)
 def bank_phase(P, S, ch, t, q):
     """``core._bank_phase`` from the ready sets (module docstring): lists the banks with
     a ready command in ``ready_bank / ready_hit[ch]`` and returns (their number, a cycle
-    no later than the earliest at which a command not ready becomes ready, whether it
-    is that cycle and ``soon_*[ch]`` lists the banks ready then)."""
+    no later than the earliest at which a command not ready becomes ready)."""
+    ready_bank = S.ready_bank[ch]
+    ready_hit = S.ready_hit[ch]
     col = RD + q
     per_rank = P[P_NBG] * P[P_NBA]
     nr = P[P_NRANK]
     n_ready = 0
     nxt = INF
-    n_soon = 0
-    exact = True
     for rk in range(ch * nr, ch * nr + nr):
         if S.ref_pending[rk] != 0:
             continue  # a due refresh: the rank takes no command of the host
@@ -279,11 +252,10 @@ def bank_phase(P, S, ch, t, q):
         b0 = rk * per_rank
         cn = S.node_ch[b0]
         rn = S.node_rank[b0]
-        n_ready, nxt, n_soon, exact = _kind(S, ch, q, r, b0, 0, col, cn, rn, t, n_ready,
-                                            nxt, n_soon, exact)
-        n_ready, nxt, n_soon, exact = _kind(S, ch, q, r, b0, 1, ACT, cn, rn, t, n_ready,
-                                            nxt, n_soon, exact)
-        n_ready, nxt, n_soon, exact = _kind(S, ch, q, r, b0, 2, PRE, cn, rn, t, n_ready,
-                                            nxt, n_soon, exact)
-    S.soon_n[ch] = n_soon
-    return n_ready, nxt, exact
+        n_ready, nxt = _kind(S, q, r, b0, 0, col, cn, rn, t, ready_bank, ready_hit,
+                             n_ready, nxt)
+        n_ready, nxt = _kind(S, q, r, b0, 1, ACT, cn, rn, t, ready_bank, ready_hit,
+                             n_ready, nxt)
+        n_ready, nxt = _kind(S, q, r, b0, 2, PRE, cn, rn, t, ready_bank, ready_hit,
+                             n_ready, nxt)
+    return n_ready, nxt
