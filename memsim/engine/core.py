@@ -1055,7 +1055,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
         bank_next = INF
     else:
         if rs_on:
-            n_ready, bank_next = readyset.bank_phase(P, S, ch, t, q)
+            n_ready, bank_next = readyset.bank_phase(P, S, X, ch, t, q, features)
         else:
             n_ready, bank_next = _bank_phase(P, S, X, ch, t, q, features)
         banks = S.ready_bank[ch]

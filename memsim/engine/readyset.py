@@ -28,9 +28,9 @@ Exactly the same decisions as ``core._bank_phase``: the ready list holds the sam
 the oldest), and the forecast is never later than the true next ready cycle (it can be
 earlier, from a stale ``fmin``: then a wake-up finds nothing new, which decides nothing,
 as the ``tick`` mode's every-cycle wake-ups show). Used by the variants whose bank state
-changes only through core's own paths (plain, ECC and the cores front end, whose
-enqueues mark their banks); sub-banks, NDAs and same-bank refresh keep
-``core._bank_phase`` (``NOT_WITH``).
+changes only through paths that mark it (plain, ECC, cores, NDAs: their enqueues and
+commands mark their banks); sub-banks and same-bank refresh keep ``core._bank_phase``
+(``NOT_WITH``).
 
 State: ``S.rs`` one row of ``RS_ROW`` per (rank, queue), flat, at ``row(q, rk)``:
 ``[RS_DIRTY]`` the dirty banks (bit i: the rank's i-th bank, as ``pend_mask``), then per
@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from memsim.engine import nda
 from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import (
     ACT,
@@ -61,15 +62,16 @@ from memsim.engine.layout import (
     REF,
     SCHED_FRFCFS,
     SCHED_FRFCFS_CAP,
+    X_NDA,
     ei,
     lowest_bit,
 )
 
-# the variants that keep core._bank_phase: their mechanisms change banks' needs or
-# timing outside core's paths (sub-banks have their own scheduler; NDAs' commands,
-# same-bank refresh's held banks). ECC's extra accesses enter through an enqueue that
-# marks its bank (engine/ecc.py), and cores' accesses too (engine/cores.py).
-NOT_WITH = F_SUBBANK | F_NDA | F_REFSB
+# the variants that keep core._bank_phase: sub-banks have their own scheduler, and
+# same-bank refresh holds banks by their timing rows outside core's paths. ECC's extra
+# accesses and cores' accesses enter through enqueues that mark their banks
+# (engine/ecc.py, engine/cores.py); an NDA's commands mark theirs (engine/nda.py).
+NOT_WITH = F_SUBBANK | F_REFSB
 
 RS_SHIFT = 4
 RS_ROW = 1 << RS_SHIFT
@@ -226,7 +228,7 @@ def _kind(S, q, r, b0, k, cmd, cn, rn, t, ready_bank, ready_hit, n_ready, nxt):
 
 
 @njit(**_INLINE)
-def bank_phase(P, S, ch, t, q):
+def bank_phase(P, S, X, ch, t, q, features):
     """``core._bank_phase`` from the ready sets (module docstring): lists the banks with
     a ready command in ``ready_bank / ready_hit[ch]`` and returns (their number, a cycle
     no later than the earliest at which a command not ready becomes ready)."""
@@ -240,6 +242,8 @@ def bank_phase(P, S, ch, t, q):
     for rk in range(ch * nr, ch * nr + nr):
         if S.ref_pending[rk] != 0:
             continue  # a due refresh: the rank takes no command of the host
+        if features & F_NDA and nda.host_blocked(X[X_NDA], rk, t):
+            continue  # (nor while its NDA owns it)
         r = row(q, rk)
         d = S.rs[r + RS_DIRTY]
         if d != 0:
