@@ -20,7 +20,7 @@ from memsim import nda as nda_mod
 from memsim.config import ConfigError
 from memsim.dram import spec as spec_mod
 from memsim.dram import subbank as subbank_data
-from memsim.engine import core, jit, layout, subbank
+from memsim.engine import core, jit, layout, readyset, subbank
 from memsim.engine import cores as cores_mod
 from memsim.engine import ecc as ecc_engine
 from memsim.engine import nda as nda_engine
@@ -340,6 +340,10 @@ class Engine:
             soon_bank=np.zeros((nch, 2 * nr * nbg * nba), i64),
             soon_hit=np.zeros((nch, 2 * nr * nbg * nba), i64),
             soon_n=np.zeros(nch, i64),
+            # every set empty, nothing dirty; their lower bounds at "never"
+            rs=np.tile(np.where(np.arange(readyset.RS_ROW) >= readyset.RS_FMIN, core.INF, 0)
+                       .astype(i64), 2 * nch * nr),
+            rs_loc=np.zeros(2 * nb * 2, i64),
             F=F,
             heap=np.zeros(max_out + 1, i64),
             freed=np.zeros(1 << max_out.bit_length(), i64),

@@ -93,7 +93,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from memsim.engine import layout, nda, subbank
+from memsim.engine import layout, nda, readyset, subbank
 from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import COMPILED as _COMPILED
 from memsim.engine.jit import INLINE as _INLINE
@@ -262,6 +262,7 @@ def _apply_constraints(P, T, S, cmd, b, t):
     ch, rn, gn, bn = _nodes(S, b)
     e = S.earliest
     L = T.latency
+    group_moved = False  # (the bank group's part of a command moved: readyset)
     for c in range(N_CMD):
         at = t + L[cmd, 0, c]
         if e[ei(ch, c)] < at:
@@ -272,6 +273,7 @@ def _apply_constraints(P, T, S, cmd, b, t):
         at = t + L[cmd, 2, c]
         if e[ei(gn, c)] < at:
             e[ei(gn, c)] = at
+            group_moved = True
         at = t + L[cmd, 3, c]
         if e[ei(bn, c)] < at:
             e[ei(bn, c)] = at
@@ -312,6 +314,9 @@ def _apply_constraints(P, T, S, cmd, b, t):
             c = T.window_next[w]
             if e[ei(node, c)] < at:
                 e[ei(node, c)] = at
+                if scope == 2:
+                    group_moved = True
+    readyset.touch_command(P, S, cmd, b, group_moved)
 
 
 # ---------------------------------------------------------------- issuing commands
@@ -995,7 +1000,9 @@ def _schedule_channel(P, T, S, X, ch, t, features):
     # a wake-up at exactly the cycle the last bank phase predicted, with nothing changed
     # on the channel since (any enqueue, command or refresh resets clean_at): the ready
     # commands are exactly the ones remembered in soon_*
-    clean = S.clean_at[ch] == t and P[P_POLICY] != PAGE_TIMEOUT
+    # (the ready-set variants compute the phase from the ready sets every decision)
+    rs_on = (features & readyset.NOT_WITH) == 0
+    clean = not rs_on and S.clean_at[ch] == t and P[P_POLICY] != PAGE_TIMEOUT
     S.clean_at[ch] = -1
     _update_write_mode(P, S, X, ch, t, features)
     nxt = INF
@@ -1047,7 +1054,10 @@ def _schedule_channel(P, T, S, X, ch, t, features):
         hits = S.soon_hit[ch]
         bank_next = INF
     else:
-        n_ready, bank_next = _bank_phase(P, S, X, ch, t, q, features)
+        if rs_on:
+            n_ready, bank_next = readyset.bank_phase(P, S, X, ch, t, q, features)
+        else:
+            n_ready, bank_next = _bank_phase(P, S, X, ch, t, q, features)
         banks = S.ready_bank[ch]
         hits = S.ready_hit[ch]
 
@@ -1126,6 +1136,8 @@ def _mechanism_sources(features: int) -> str:
     h.update(Path(layout.__file__).read_bytes())
     # stepping's helpers: inlined into every variant (a run-time flag, engine/step.py)
     h.update(Path(step_engine.__file__).read_bytes())
+    # the ready sets: marked by every variant's commands (engine/readyset.py)
+    h.update(Path(readyset.__file__).read_bytes())
     for bit, module in ((F_SUBBANK, subbank), (F_NDA, nda), (F_ECC, ecc_engine),
                         (F_CORES, cores_engine), (F_REFSB, refresh_engine)):
         if features & bit:
@@ -1235,6 +1247,7 @@ def make_loop(features: int):
                 queue_link(P, S, q, ch, k, b)
                 S.pending[q, b] += 1
                 S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
+                readyset.touch_bank(P, S, q, b)
                 if S.open_row[b] == row[idx]:
                     S.hits_pending[q, b] += 1
                 if not timed:

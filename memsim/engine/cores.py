@@ -73,6 +73,7 @@ from collections import namedtuple
 
 from numba import njit
 
+from memsim.engine import readyset
 from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import (
@@ -372,6 +373,7 @@ def _send(P, S, C, j, t):
     queue_link(P, S, q, ch, k, b)
     S.pending[q, b] += 1
     S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
+    readyset.touch_bank(P, S, q, b)
     if S.open_row[b] == C.tr_row[i]:
         S.hits_pending[q, b] += 1
     S.ch_next[ch] = t

@@ -35,7 +35,7 @@ from collections import namedtuple
 from numba import njit
 
 from memsim.engine import core as _c
-from memsim.engine import layout
+from memsim.engine import layout, readyset
 
 # Kinds and flags of an id (must match memsim.ecc: checked in memsim.engine.__init__)
 KIND_DATA, KIND_RMW_READ, KIND_ECC_READ, KIND_ECC_WRITE = range(4)
@@ -71,6 +71,7 @@ def _enqueue(P, S, q, ch, qid, arr, b, row, col, t):
     layout.queue_link(P, S, q, ch, k, b)
     S.pending[q, b] += 1
     S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
+    readyset.touch_bank(P, S, q, b)
     if S.open_row[b] == row:
         S.hits_pending[q, b] += 1
     S.ch_next[ch] = t

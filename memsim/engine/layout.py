@@ -112,6 +112,7 @@ State = namedtuple("State", " ".join((
     "q_older q_newer",  # queues: each bank's requests, by age
     "wmode ch_next last_dir last_rank last_end",  # channels
     "clean_at soon_bank soon_hit soon_n",  # channels: the last bank phase's forecast
+    "rs rs_loc",  # per queue and rank: the ready sets (memsim.engine.readyset)
     "F heap freed counters bank_stats rank_stats hist log",  # front end, statistics, log
 )))
 

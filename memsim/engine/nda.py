@@ -73,7 +73,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from memsim.engine import core, layout
+from memsim.engine import core, layout, readyset
 from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import ei
@@ -290,6 +290,8 @@ def _apply(P, T, S, Xn, cmd, b, t):
     sc = Xn.scopes
     e = S.earliest
     L = T.latency
+    # the host's ready sets: the bank's group and its needs may change (engine/readyset.py)
+    readyset.touch_command(P, S, cmd, b, True)
     nodes = (S.node_ch[b], S.node_rank[b], S.node_bg[b], S.node_bank[b])
     for s in range(4):
         if sc[s] == 0:
