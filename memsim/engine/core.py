@@ -83,6 +83,12 @@ State arrays (``NB`` banks in the system, flat index ``((ch*R + r)*BG + g)*BA + 
   queue entries; an ACT's count of the queued hits to its row walks 2.7 and 0.4
   entries, where it scanned 26.5 and 5.4.
 - ``ref_due / ref_pending[rank]``: all-bank refresh bookkeeping.
+- ``rs / rs_loc``: the ready sets (``memsim.engine.readyset``): per rank and queue, the
+  banks needing each command kind, by whether their own part of its readiness has
+  passed, and the banks a command or an enqueue changed since the last decision; the
+  bank phase of the plain, ECC, cores and NDA variants reads them instead of visiting
+  every bank with queued requests (``_bank_phase``, kept by the sub-bank and same-bank
+  refresh variants).
 """
 
 from __future__ import annotations
