@@ -19,7 +19,7 @@ import yaml
 from memsim import __version__
 from memsim import config as config_mod
 from memsim.mapping import AddressError
-from memsim.outfile import refuse_inputs
+from memsim.outfile import discard_open, refuse_inputs
 from memsim.reference import reference
 from memsim.signals import Terminated, exit_status, terminate_as_interrupt
 from memsim.trace import FORMATS, TraceError
@@ -353,6 +353,9 @@ def _dispatch(args) -> int:
         print(f"memsim: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:
+        # an interrupt between an output file's creation and its ``with`` block (its
+        # constructor) unwinds nothing that would delete it: delete what is left
+        discard_open()
         what = "terminated" if isinstance(e, Terminated) else "interrupted"
         print(f"memsim: {what}; no result written", file=sys.stderr)
         return exit_status(e)
