@@ -999,6 +999,11 @@ def _held_nda(P, S, X, ch, t, q):
     return _held_slot(P, S, X, ch, t, q, F_NDA)
 
 
+# the variants that keep _bank_phase (readyset.NOT_WITH; a global of this module, so that
+# numba resolves a test ``features & _RS_OFF`` to a constant and prunes it before typing)
+_RS_OFF = readyset.NOT_WITH
+
+
 @njit(**_INLINE)
 def _schedule_channel(P, T, S, X, ch, t, features):
     """Issue at most one command on channel ``ch`` at cycle ``t``. Returns the next
@@ -1006,9 +1011,12 @@ def _schedule_channel(P, T, S, X, ch, t, features):
     # a wake-up at exactly the cycle the last bank phase predicted, with nothing changed
     # on the channel since (any enqueue, command or refresh resets clean_at): the ready
     # commands are exactly the ones remembered in soon_*
-    # (the ready-set variants compute the phase from the ready sets every decision)
-    rs_on = (features & readyset.NOT_WITH) == 0
-    clean = not rs_on and S.clean_at[ch] == t and P[P_POLICY] != PAGE_TIMEOUT
+    # (the ready-set variants compute the phase from the ready sets every decision;
+    # each test is ``features & _RS_OFF`` itself, which numba resolves before typing, so
+    # a variant types and compiles one phase, not both)
+    clean = False
+    if features & _RS_OFF:
+        clean = S.clean_at[ch] == t and P[P_POLICY] != PAGE_TIMEOUT
     S.clean_at[ch] = -1
     _update_write_mode(P, S, X, ch, t, features)
     nxt = INF
@@ -1060,10 +1068,10 @@ def _schedule_channel(P, T, S, X, ch, t, features):
         hits = S.soon_hit[ch]
         bank_next = INF
     else:
-        if rs_on:
-            n_ready, bank_next = readyset.bank_phase(P, S, X, ch, t, q, features)
-        else:
+        if features & _RS_OFF:
             n_ready, bank_next = _bank_phase(P, S, X, ch, t, q, features)
+        else:
+            n_ready, bank_next = readyset.bank_phase(P, S, X, ch, t, q, features)
         banks = S.ready_bank[ch]
         hits = S.ready_hit[ch]
 
@@ -1095,10 +1103,11 @@ def _schedule_channel(P, T, S, X, ch, t, features):
             _issue_column(P, T, S, X, t, q, ch, best, features)
         return t + 1
 
-    if clean:
-        # nothing could issue after all (hits held back by the row-hit cap): the full
-        # bank phase finds when something next becomes ready
-        n_ready, bank_next = _bank_phase(P, S, X, ch, t, q, features)
+    if features & _RS_OFF:
+        if clean:
+            # nothing could issue after all (hits held back by the row-hit cap): the full
+            # bank phase finds when something next becomes ready
+            n_ready, bank_next = _bank_phase(P, S, X, ch, t, q, features)
     S.clean_at[ch] = bank_next
     if bank_next < nxt:
         nxt = bank_next
