@@ -264,29 +264,12 @@ def _blocked(S, X, rk, t, features):
 
 
 @njit(**_INLINE)
-def _rank(p, m, rdy, fut, fmin, ok, nxt, t):
-    """One rank (its banks ``m``) of one kind, its channel and rank part ``p``: its ready
-    banks join ``ok`` if ``p`` has passed, else ``p`` is their forecast; its future
-    banks' forecast is the later of ``p`` and the kind's lower bound ``fmin``."""
-    if p <= t:
-        ok |= m
-    elif rdy & m != 0 and p < nxt:
-        nxt = p
-    if fut & m != 0:
-        f = max(p, fmin)
-        if f < nxt:
-            nxt = f
-    return ok, nxt
-
-
-@njit(**_INLINE)
-def bank_phase(P, S, X, ch, t, q, features):
-    """``core._bank_phase`` from the ready sets (module docstring): lists the banks with
-    a ready command in ``ready_bank / ready_hit[ch]`` and returns (their number, a cycle
-    no later than the earliest at which a command not ready becomes ready). Per segment:
-    its dirty banks recomputed, its due future banks made ready, then one pass over its
-    ranks masks each kind's ready banks with the ranks whose channel and rank parts have
-    passed and takes the forecast."""
+def ready_list(P, S, X, ch, t, q, features):
+    """The first half of ``core._bank_phase`` from the ready sets (module docstring):
+    lists the banks with a ready command in ``ready_bank / ready_hit[ch]`` and returns
+    their number. Per segment: its dirty banks recomputed, its due future banks made
+    ready, then one pass over its ranks masks each kind's ready banks with the ranks
+    whose channel and rank parts have passed (no branch a rank but the refresh test)."""
     ready_bank = S.ready_bank[ch]
     ready_hit = S.ready_hit[ch]
     col = RD + q
@@ -295,7 +278,6 @@ def bank_phase(P, S, X, ch, t, q, features):
     rs = S.rs
     e = S.earliest
     n_ready = 0
-    nxt = INF
     rk0 = ch * nr
     end = rk0 + nr
     while rk0 < end:
@@ -312,30 +294,105 @@ def bank_phase(P, S, X, ch, t, q, features):
         r0 = rs[r + RS_READY]
         r1 = rs[r + RS_READY + 1]
         r2 = rs[r + RS_READY + 2]
-        f0 = rs[r + RS_FUTURE]
-        f1 = rs[r + RS_FUTURE + 1]
-        f2 = rs[r + RS_FUTURE + 2]
-        if r0 | r1 | r2 | f0 | f1 | f2 != 0:
+        if r0 | r1 | r2 != 0:
             cn = S.node_ch[b0]
             rn = S.node_rank[b0]
             c0 = e[ei(cn, col)]
             c1 = e[ei(cn, ACT)]
             c2 = e[ei(cn, PRE)]
-            m0 = rs[r + RS_FMIN]
-            m1 = rs[r + RS_FMIN + 1]
-            m2 = rs[r + RS_FMIN + 2]
             ok0 = 0
             ok1 = 0
             ok2 = 0
             m = (ONE << per_rank) - ONE
             for j in range(nrk):
                 if not _blocked(S, X, rk0 + j, t, features):
-                    ok0, nxt = _rank(max(c0, e[ei(rn + j, col)]), m, r0, f0, m0, ok0, nxt, t)
-                    ok1, nxt = _rank(max(c1, e[ei(rn + j, ACT)]), m, r1, f1, m1, ok1, nxt, t)
-                    ok2, nxt = _rank(max(c2, e[ei(rn + j, PRE)]), m, r2, f2, m2, ok2, nxt, t)
+                    if max(c0, e[ei(rn + j, col)]) <= t:
+                        ok0 |= m
+                    if max(c1, e[ei(rn + j, ACT)]) <= t:
+                        ok1 |= m
+                    if max(c2, e[ei(rn + j, PRE)]) <= t:
+                        ok2 |= m
                 m = m << per_rank
             n_ready = _list(r0 & ok0, b0, 1, ready_bank, ready_hit, n_ready)
             n_ready = _list(r1 & ok1, b0, 0, ready_bank, ready_hit, n_ready)
             n_ready = _list(r2 & ok2, b0, 0, ready_bank, ready_hit, n_ready)
         rk0 += nrk
-    return n_ready, nxt
+    return n_ready
+
+
+@njit(**_INLINE)
+def _next(P, S, X, q, r, rk0, nrk, b0, k, cmd, cn, rn, t, nxt, features):
+    """Kind ``k`` (command ``cmd``) of a segment after ``ready_list``: the earliest
+    cycle after ``t`` at which one of its banks not listed becomes ready (ready banks of
+    a rank whose part has not passed: that part; future banks: the later of the rank's
+    part and their own, the segment's lower bound where they are all of one rank, else
+    their least own part, walked)."""
+    rs = S.rs
+    rdy = rs[r + RS_READY + k]
+    fut = rs[r + RS_FUTURE + k]
+    if rdy | fut == 0:
+        return nxt
+    per_rank = P[P_NBG] * P[P_NBA]
+    e = S.earliest
+    cp = e[ei(cn, cmd)]
+    m = (ONE << per_rank) - ONE
+    for j in range(nrk):
+        rj = rdy & m
+        fj = fut & m
+        m = m << per_rank
+        if rj | fj == 0 or _blocked(S, X, rk0 + j, t, features):
+            continue
+        rp = max(cp, e[ei(rn + j, cmd)])
+        if rj != 0 and t < rp < nxt:
+            nxt = rp
+        if fj != 0:
+            if fj == fut:
+                f = rs[r + RS_FMIN + k]
+            else:
+                nb = S.open_row.size
+                base = ((q * nb + b0) << 1) | (1 if k > 0 else 0)
+                f = INF
+                while fj != 0:
+                    i = lowest_bit(fj)
+                    fj ^= ONE << i
+                    loc = S.rs_loc[(base + (i << 1)) & NONNEG]
+                    if loc < f:
+                        f = loc
+            if rp > f:
+                f = rp
+            if f < nxt:
+                nxt = f
+    return nxt
+
+
+@njit(**_INLINE)
+def forecast(P, S, X, ch, t, q, features):
+    """The second half of ``core._bank_phase``, run only when nothing issued: a cycle
+    after ``t`` no later than the earliest at which a command not listed by
+    ``ready_list`` becomes ready (its sets as ``ready_list`` left them)."""
+    col = RD + q
+    per_rank = P[P_NBG] * P[P_NBA]
+    nr = P[P_NRANK]
+    rs = S.rs
+    nxt = INF
+    rk0 = ch * nr
+    end = rk0 + nr
+    while rk0 < end:
+        r = row(q, rk0)
+        nrk = rs[r + RS_NRK]
+        b0 = rk0 * per_rank
+        cn = S.node_ch[b0]
+        rn = S.node_rank[b0]
+        nxt = _next(P, S, X, q, r, rk0, nrk, b0, 0, col, cn, rn, t, nxt, features)
+        nxt = _next(P, S, X, q, r, rk0, nrk, b0, 1, ACT, cn, rn, t, nxt, features)
+        nxt = _next(P, S, X, q, r, rk0, nrk, b0, 2, PRE, cn, rn, t, nxt, features)
+        rk0 += nrk
+    return nxt
+
+
+@njit(**_INLINE)
+def bank_phase(P, S, X, ch, t, q, features):
+    """``core._bank_phase`` from the ready sets: ``ready_list`` and ``forecast`` (the
+    loop runs the second only when nothing issued; tests/test_readyset.py runs both)."""
+    n_ready = ready_list(P, S, X, ch, t, q, features)
+    return n_ready, forecast(P, S, X, ch, t, q, features)
