@@ -1,8 +1,7 @@
 """The ready sets (memsim.engine.readyset) against the bank phase they replace: at every
-decision of a run, ``readyset.ready_list`` lists the same (bank, command) pairs as
-``core._bank_phase`` computed afresh on the same state, and ``readyset.forecast`` (which
-the loop runs only when nothing can issue) gives a cycle after the decision and no later
-than its forecast (earlier only from a stale lower bound).
+decision of a run, the ready-set phase lists the same (bank, command) pairs as
+``core._bank_phase`` computed afresh on the same state, and forecasts a cycle after the
+decision and no later than its forecast (earlier only from a stale lower bound).
 Checked in plain Python (NUMBA_DISABLE_JIT=1), where both phases can be called side by
 side; the compiled loops' command logs equal the old loop's (benchmarks/ab_logs.py)."""
 

@@ -68,7 +68,6 @@ from memsim.engine.layout import (
     PREA,
     RD,
     REF,
-    SCHED_FCFS_STRICT,
     SCHED_FRFCFS,
     SCHED_FRFCFS_CAP,
     X_NDA,
@@ -393,12 +392,7 @@ def forecast(P, S, X, ch, t, q, features):
 
 @njit(**_INLINE)
 def bank_phase(P, S, X, ch, t, q, features):
-    """``core._bank_phase`` from the ready sets: the ready banks (``ready_list``) and a
-    cycle after ``t`` no later than the earliest at which a command not listed becomes
-    ready (``forecast``), which the loop needs only when nothing issues: under FR-FCFS
-    and FCFS a listed bank always issues, so with banks listed it is ``t + 1``; the
-    row-hit cap and strict FCFS may refuse every listed bank, and take the forecast."""
+    """``core._bank_phase`` from the ready sets: ``ready_list`` and ``forecast`` (the
+    loop runs the second only when nothing issued; tests/test_readyset.py runs both)."""
     n_ready = ready_list(P, S, X, ch, t, q, features)
-    if n_ready > 0 and P[P_SCHED] != SCHED_FCFS_STRICT and P[P_SCHED] != SCHED_FRFCFS_CAP:
-        return n_ready, t + 1
     return n_ready, forecast(P, S, X, ch, t, q, features)
