@@ -19,25 +19,23 @@ from memsim.engine import core, readyset
 from memsim.trace import generate
 
 seen = {"decisions": 0, "ready": 0, "earlier": 0}
-ready_list = readyset.ready_list
+rs_phase = readyset.bank_phase
 
 
 def checked(P, S, X, ch, t, q, features):
     n_old, nxt_old = core._bank_phase(P, S, X, ch, t, q, features)
     old = sorted(zip(S.ready_bank[ch, :n_old].tolist(), S.ready_hit[ch, :n_old].tolist()))
-    n = ready_list(P, S, X, ch, t, q, features)
+    n, nxt = rs_phase(P, S, X, ch, t, q, features)
     new = sorted(zip(S.ready_bank[ch, :n].tolist(), S.ready_hit[ch, :n].tolist()))
     assert new == old, (t, ch, q, new, old)
-    # the forecast (the loop asks for it only when nothing issues; it changes nothing)
-    nxt = readyset.forecast(P, S, X, ch, t, q, features)
     assert t < nxt <= nxt_old, (t, ch, q, nxt, nxt_old)
     seen["decisions"] += 1
     seen["ready"] += int(n)
     seen["earlier"] += int(nxt < nxt_old)
-    return n
+    return n, nxt
 
 
-readyset.ready_list = checked
+readyset.bank_phase = checked
 preset, kind, write_ratio, overrides = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4:]
 _, w, a = generate(kind, 1500, seed=5, write_ratio=write_ratio, footprint_bytes=1 << 30)
 sim.run_arrays(a, w, None, preset, overrides)

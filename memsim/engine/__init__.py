@@ -341,7 +341,8 @@ class Engine:
             soon_hit=np.zeros((nch, 2 * nr * nbg * nba), i64),
             soon_n=np.zeros(nch, i64),
             # every set empty, nothing dirty; their lower bounds at "never"
-            rs=readyset.initial(nch, nr, nbg * nba),
+            rs=np.tile(np.where(np.arange(readyset.RS_ROW) >= readyset.RS_FMIN, core.INF, 0)
+                       .astype(i64), 2 * nch * nr),
             rs_loc=np.zeros(2 * nb * 2, i64),
             F=F,
             heap=np.zeros(max_out + 1, i64),

@@ -1061,9 +1061,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
         bank_next = INF
     else:
         if rs_on:
-            # the ready banks only: the forecast is needed only if nothing issues
-            n_ready = readyset.ready_list(P, S, X, ch, t, q, features)
-            bank_next = INF
+            n_ready, bank_next = readyset.bank_phase(P, S, X, ch, t, q, features)
         else:
             n_ready, bank_next = _bank_phase(P, S, X, ch, t, q, features)
         banks = S.ready_bank[ch]
@@ -1097,9 +1095,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
             _issue_column(P, T, S, X, t, q, ch, best, features)
         return t + 1
 
-    if rs_on:
-        bank_next = readyset.forecast(P, S, X, ch, t, q, features)
-    elif clean:
+    if clean:
         # nothing could issue after all (hits held back by the row-hit cap): the full
         # bank phase finds when something next becomes ready
         n_ready, bank_next = _bank_phase(P, S, X, ch, t, q, features)
