@@ -1036,9 +1036,9 @@ def step(P, T, S, Xn, ch, t, tick):
     The bookkeeping of every look (``_look``) is inlined; the ranks' controllers are
     called (``_ranks``) only when one of them may act: not before the launch, nor when
     every kernel is done (``_rank_step`` then returns the launch cycle, or INF, and does
-    nothing else). A call passes every array of the four state tuples (numba flattens
-    them into its arguments: 844 words pushed per call, measured in the compiled loop),
-    which cost more than the work of a look."""
+    nothing else). (A call out of line passed every array of the four state tuples:
+    numba flattens them into its arguments, 844 words pushed per call, measured in the
+    compiled loop; that cost more than the work of a look.)"""
     C = Xn.chs
     if not (tick or S.ch_next[ch] <= t):
         if C[ch, CH_NEXT] > t:
@@ -1101,12 +1101,13 @@ def _look(P, S, Xn, ch, t):
         C[ch, CH_PRED] = _queue_head_rank(P, S, ch)
 
 
-@njit(**_CALLEE)
+@njit(**_INLINE)
 def _ranks(P, T, S, Xn, ch, t):
     """The channel's NDA controllers, each may issue one command; returns the next cycle
-    any of them needs to look again (INF: at the host's next step). Not inlined:
-    compiled on its own, the NDA controllers leave the host's loop as it is (code layout
-    decides its speed) and the variant compiles faster."""
+    any of them needs to look again (INF: at the host's next step). Inlined into the
+    loop: called out of line (as ``_step`` was), each call pushed the four state tuples
+    as 844 words of arguments; inlined, AXPY beside the random host of ``benchmarks/nda.py
+    --speed`` ran 1.18x as fast (host requests per CPU-second, alternated, load 2.5)."""
     nxt = INF
     nr = P[layout.P_NRANK]
     for rk in range(ch * nr, ch * nr + nr):
