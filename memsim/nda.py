@@ -485,7 +485,8 @@ def engine_state(cfg, spec, S, channels: int, modules: int):
     rk[:, eng.RK_WOK] = -1  # the launch is the first write opportunity
     gen = np.zeros((nranks, eng.G_LEN), i64)
     chs = np.zeros((channels, eng.CH_LEN), i64)
-    for k in (eng.CH_PRED, eng.CH_LAST_ARR, eng.CH_HIST1, eng.CH_HIST2, eng.CH_LEAD16):
+    for k in (eng.CH_PRED, eng.CH_LAST_ARR, eng.CH_HIST1, eng.CH_HIST2, eng.CH_LEAD16,
+              eng.CH_RELOOK):
         chs[:, k] = -1
     per_ch = nranks // channels
     n_banks = nranks * spec.banks_per_rank

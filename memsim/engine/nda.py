@@ -3,12 +3,13 @@
 Only the loop variants built with ``layout.F_NDA`` contain this code. ``core`` calls it at
 a few hook points (see ``core.make_loop``):
 
-- ``step`` once per channel and cycle, *before* the host's scheduling step: each NDA
-  controller of the channel's ranks may issue one command (so an NDA command and a host
-  command never go to one rank in the same cycle; the rank's command slot rule also
-  says so, as data). It also notes the host requests that entered the controller since
-  its last look (their enqueue cycle, and the next-rank predictor's input) and the
-  channel's switches between reading and writing;
+- ``step`` once per channel and cycle, *before* the host's scheduling step, when the
+  host steps, the cycle after (unless that step changed nothing the NDAs see) and at
+  their own next event: each NDA controller of the channel's ranks may issue one
+  command (so an NDA command and a host command never go to one rank in the same cycle;
+  the rank's command slot rule also says so, as data). It also notes the host requests
+  that entered the controller since its last look (their enqueue cycle, and the
+  next-rank predictor's input) and the channel's switches between reading and writing;
 - ``next_event`` in the loop's next-event computation;
 - ``host_blocked`` where the host skips a rank (a due refresh, or a time slice the NDA
   owns);
@@ -107,8 +108,12 @@ G_PART, G_BLOCK, G_SEG, G_POS, G_LEN = range(5)
 # host request needed before its column command could go, 0 for a row hit, tRCD for a
 # miss, tRP + tRCD for a conflict); the channel's write mode, when it last switched to
 # reading (CH_MODE_AT) and writing (+1), the NDA's last look
+# switches between reading and writing; CH_OWN: the NDAs' own next look (without the look
+# forced after a host step), CH_RELOOK: the cycle of that forced look (-1: none), CH_REF:
+# the ranks' due refreshes (bits) at the last look
 (CH_NEXT, CH_PRED, CH_PRED_OK, CH_PRED_N, CH_ARRIVALS, CH_LAST_ARR, CH_GAP16, CH_HIST1,
- CH_HIST2, CH_LEAD16, CH_MODE, CH_MODE_AT, CH_MODE_AT1, CH_LOOK, CH_LEN) = range(15)
+ CH_HIST2, CH_LEAD16, CH_MODE, CH_MODE_AT, CH_MODE_AT1, CH_LOOK, CH_OWN, CH_RELOOK, CH_REF,
+ CH_LEN) = range(18)
 # glob[...]
 GL_FINAL, GL_STAMP, GL_LEN = range(3)
 # stats[rank, ...]: commands, row-buffer outcome per access, writes held back by each
@@ -483,13 +488,10 @@ def _host_slot(Xn, rk, c):
 # ---------------------------------------------------------------- the host, as the NDA sees it
 
 @njit(**_INLINE)
-def _host_queued(P, S, rk):
-    """Whether the host has a request for rank ``rk`` queued (waiting or in service)."""
-    per_rank = P[layout.P_NBG] * P[layout.P_NBA]
-    for b in range(rk * per_rank, rk * per_rank + per_rank):
-        if S.pending[0, b] + S.pending[1, b] != 0:
-            return True
-    return False
+def _host_queued(S, rk):
+    """Whether the host has a request for rank ``rk`` queued (waiting or in service):
+    a bank of it with ``pending`` > 0 in either queue (``pend_mask``)."""
+    return (S.pend_mask[0, rk] | S.pend_mask[1, rk]) != 0
 
 
 @njit(**_INLINE)
@@ -1014,19 +1016,68 @@ def _rank_step(P, T, S, Xn, ch, rk, t):
 
 
 @njit(**_INLINE)
+def _ref_bits(P, S, ch):
+    """The channel's ranks with a refresh due (``ref_pending``), as bits."""
+    nr = P[layout.P_NRANK]
+    m = 0
+    for i in range(nr):
+        if S.ref_pending[ch * nr + i] != 0:
+            m |= 1 << i
+    return m
+
+
+@njit(**_INLINE)
 def step(P, T, S, Xn, ch, t, tick):
     """The NDA controllers of channel ``ch``'s ranks at cycle ``t`` (before the host's
     step of the same cycle), when they have something to do: at their own next event,
-    and whenever the host's step runs (and the cycle after it)."""
-    if tick or S.ch_next[ch] <= t or Xn.chs[ch, CH_NEXT] <= t:
-        _step(P, T, S, Xn, ch, t)
+    and whenever the host's step runs (and the cycle after it, unless that step changed
+    nothing they see).
+
+    The bookkeeping of every look (``_look``) is inlined; the ranks' controllers are
+    called (``_ranks``) only when one of them may act: not before the launch, nor when
+    every kernel is done (``_rank_step`` then returns the launch cycle, or INF, and does
+    nothing else). (A call out of line passed every array of the four state tuples:
+    numba flattens them into its arguments, 844 words pushed per call, measured in the
+    compiled loop; that cost more than the work of a look.)"""
+    C = Xn.chs
+    if not (tick or S.ch_next[ch] <= t):
+        if C[ch, CH_NEXT] > t:
+            return
+        if C[ch, CH_RELOOK] == t and S.wmode[ch] == C[ch, CH_MODE] and \
+                _ref_bits(P, S, ch) == C[ch, CH_REF] and Xn.prm[N_PREDICT] == PRED_NONE:
+            # the look forced by the host's step of the cycle before: that step issued
+            # nothing (its next cycle is later than this one), left the write mode and
+            # the due refreshes as they were, and nothing entered since (an enqueue
+            # makes the host step now), so the NDAs would see what they saw at their
+            # last look and answer as then (a host-first refusal stays one as time
+            # passes: see _host_delayed; every other wait is a cycle in CH_OWN). Not
+            # with next-rank prediction, whose window opens at a cycle no look returns.
+            C[ch, CH_NEXT] = C[ch, CH_OWN]
+            return
+    _look(P, S, Xn, ch, t)
+    launch = Xn.prm[N_LAUNCH]
+    if t < launch:
+        nxt = launch  # (every rank's _rank_step returns it, doing nothing)
+    else:
+        nxt = INF
+        nr = P[layout.P_NRANK]
+        for rk in range(ch * nr, ch * nr + nr):
+            if Xn.rk[rk, RK_DONE] == 0:
+                nxt = _ranks(P, T, S, Xn, ch, t)
+                break
+    C[ch, CH_OWN] = nxt
+    C[ch, CH_RELOOK] = -1
+    if S.ch_next[ch] <= t and nxt > t + 1:
+        nxt = t + 1  # the host's step follows: what we see may change, look again
+        C[ch, CH_RELOOK] = nxt
+        C[ch, CH_REF] = _ref_bits(P, S, ch)
+    C[ch, CH_NEXT] = nxt
 
 
-@njit(**_CALLEE)
-def _step(P, T, S, Xn, ch, t):
-    """Not inlined: compiled on its own, the NDA controllers leave the host's loop as it
-    is (code layout decides its speed) and the variant compiles faster; without the
-    runtime's reference counting (``_nrt=False``) the call costs little."""
+@njit(**_INLINE)
+def _look(P, S, Xn, ch, t):
+    """What every look notes, before the ranks' controllers run: the write mode, the
+    host's arrivals, each rank's host-busy periods, the queue_head prediction."""
     C = Xn.chs
     # the host's step of our last look may have switched the write mode: requests of
     # the queue it now serves have been eligible since then
@@ -1036,11 +1087,10 @@ def _step(P, T, S, Xn, ch, t):
         C[ch, CH_MODE_AT + m] = C[ch, CH_LOOK]
     C[ch, CH_LOOK] = t
     _arrivals(P, S, Xn, ch, t)
-    nxt = INF
     nr = P[layout.P_NRANK]
     R = Xn.rk
     for rk in range(ch * nr, ch * nr + nr):
-        busy = 1 if _host_queued(P, S, rk) else 0
+        busy = 1 if _host_queued(S, rk) else 0
         if busy != R[rk, RK_HBUSY]:
             if busy == 0:
                 R[rk, RK_HBUSY_CYC] += t - R[rk, RK_HSINCE]
@@ -1049,13 +1099,22 @@ def _step(P, T, S, Xn, ch, t):
             R[rk, RK_HSINCE] = t
     if Xn.prm[N_PREDICT] == PRED_QUEUE_HEAD:
         C[ch, CH_PRED] = _queue_head_rank(P, S, ch)
+
+
+@njit(**_INLINE)
+def _ranks(P, T, S, Xn, ch, t):
+    """The channel's NDA controllers, each may issue one command; returns the next cycle
+    any of them needs to look again (INF: at the host's next step). Inlined into the
+    loop: called out of line (as ``_step`` was), each call pushed the four state tuples
+    as 844 words of arguments; inlined, AXPY beside the random host of ``benchmarks/nda.py
+    --speed`` ran 1.18x as fast (host requests per CPU-second, alternated, load 2.5)."""
+    nxt = INF
+    nr = P[layout.P_NRANK]
     for rk in range(ch * nr, ch * nr + nr):
         x = _rank_step(P, T, S, Xn, ch, rk, t)
         if x < nxt:
             nxt = x
-    if S.ch_next[ch] <= t and nxt > t + 1:
-        nxt = t + 1  # the host's step follows: what we see may change, look again
-    C[ch, CH_NEXT] = nxt
+    return nxt
 
 
 @njit(**_INLINE)
