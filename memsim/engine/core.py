@@ -1262,7 +1262,7 @@ def make_loop(features: int):
                 queue_link(P, S, q, ch, k, b)
                 S.pending[q, b] += 1
                 S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
-                readyset.touch_bank(P, S, q, b)
+                readyset.touch_bank(S, q, b)
                 if S.open_row[b] == row[idx]:
                     S.hits_pending[q, b] += 1
                 if not timed:

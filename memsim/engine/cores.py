@@ -373,7 +373,7 @@ def _send(P, S, C, j, t):
     queue_link(P, S, q, ch, k, b)
     S.pending[q, b] += 1
     S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
-    readyset.touch_bank(P, S, q, b)
+    readyset.touch_bank(S, q, b)
     if S.open_row[b] == C.tr_row[i]:
         S.hits_pending[q, b] += 1
     S.ch_next[ch] = t

@@ -71,7 +71,7 @@ def _enqueue(P, S, q, ch, qid, arr, b, row, col, t):
     layout.queue_link(P, S, q, ch, k, b)
     S.pending[q, b] += 1
     S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
-    readyset.touch_bank(P, S, q, b)
+    readyset.touch_bank(S, q, b)
     if S.open_row[b] == row:
         S.hits_pending[q, b] += 1
     S.ch_next[ch] = t

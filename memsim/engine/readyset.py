@@ -95,7 +95,7 @@ def row(q, rk):
 
 
 @njit(**_INLINE)
-def touch_bank(P, S, q, b):
+def touch_bank(S, q, b):
     """Bank ``b`` got a request in queue ``q``: its needs change (an enqueue)."""
     S.rs[row(q, S.rank_of[b]) + RS_DIRTY] |= S.bank_bit[b]
 
