@@ -265,14 +265,12 @@ def bank_phase(P, S, X, ch, t, q, features):
     a ready command in ``ready_bank / ready_hit[ch]`` and returns (their number, a cycle
     no later than the earliest at which a command not ready becomes ready).
 
-    Where the choice is certain to issue one of the listed banks' commands, less is
-    listed and nothing forecast (the forecast only matters when nothing issues:
+    Where the choice is certain to issue one of the listed banks' commands, nothing is
+    forecast (the forecast only matters when nothing issues:
     ``core._schedule_channel`` returns the next cycle after an issue): under FR-FCFS
-    without the cap, ``core._pick`` takes the oldest ready row hit whenever one is
-    listed, so the ranks' ACTs and PREs are listed only when no hit is ready; under
-    FR-FCFS and FCFS any listed bank issues, so the forecast (INF returned) is taken
-    only when nothing was listed. The row-hit cap and strict FCFS may refuse every
-    listed bank: they list every kind and take the forecast."""
+    and FCFS any listed bank issues, so the forecast (INF returned) is taken only when
+    nothing was listed. The row-hit cap and strict FCFS may refuse every listed bank:
+    they take the forecast always."""
     ready_bank = S.ready_bank[ch]
     ready_hit = S.ready_hit[ch]
     col = RD + q
@@ -293,17 +291,9 @@ def bank_phase(P, S, X, ch, t, q, features):
             # leaves them only when a command or an enqueue marks it)
             continue
         b0 = rk * per_rank
-        n_ready = _list(S, q, r, b0, 0, col, S.node_ch[b0], S.node_rank[b0], t,
-                        ready_bank, ready_hit, n_ready)
-    if n_ready > 0 and sched == SCHED_FRFCFS:
-        return n_ready, INF  # the oldest of these hits issues
-    for rk in range(ch * nr, ch * nr + nr):
-        if S.pend_mask[q, rk] == 0 or not _rank_open(S, X, rk, t, features):
-            continue  # (its sets are empty, or skipped above)
-        r = row(q, rk)
-        b0 = rk * per_rank
         cn = S.node_ch[b0]
         rn = S.node_rank[b0]
+        n_ready = _list(S, q, r, b0, 0, col, cn, rn, t, ready_bank, ready_hit, n_ready)
         n_ready = _list(S, q, r, b0, 1, ACT, cn, rn, t, ready_bank, ready_hit, n_ready)
         n_ready = _list(S, q, r, b0, 2, PRE, cn, rn, t, ready_bank, ready_hit, n_ready)
     if n_ready > 0 and sched != SCHED_FRFCFS_CAP and sched != SCHED_FCFS_STRICT:
