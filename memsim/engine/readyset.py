@@ -67,7 +67,6 @@ from memsim.engine.layout import (
     PREA,
     RD,
     REF,
-    SCHED_FCFS_STRICT,
     SCHED_FRFCFS,
     SCHED_FRFCFS_CAP,
     X_NDA,
@@ -186,10 +185,11 @@ def _recompute(P, S, q, r, rk, d, t):
 
 
 @njit(**_INLINE)
-def _list(S, q, r, b0, k, cmd, cn, rn, t, ready_bank, ready_hit, n_ready):
+def _kind(S, q, r, b0, k, cmd, cn, rn, t, ready_bank, ready_hit, n_ready, nxt):
     """Kind ``k`` (command ``cmd``) of one rank (row ``r``, first bank ``b0``, channel
     and rank nodes ``cn``, ``rn``): its future banks whose local part has passed become
-    ready; lists the ready banks if the rank's part has passed too; returns n_ready."""
+    ready; lists the ready banks if the rank's part has passed too; returns (n_ready,
+    nxt)."""
     rs = S.rs
     fut = rs[r + RS_FUTURE + k]
     if fut != 0 and rs[r + RS_FMIN + k] <= t:
@@ -210,10 +210,11 @@ def _list(S, q, r, b0, k, cmd, cn, rn, t, ready_bank, ready_hit, n_ready):
         rs[r + RS_FUTURE + k] = fut
         rs[r + RS_FMIN + k] = fmin
     ready = rs[r + RS_READY + k]
-    if ready == 0:
-        return n_ready  # (only future banks: the rank's part matters to the forecast)
+    if ready == 0 and fut == 0:
+        return n_ready, nxt
     e = S.earliest
-    if max(e[ei(cn, cmd)], e[ei(rn, cmd)]) <= t:
+    rank_part = max(e[ei(cn, cmd)], e[ei(rn, cmd)])
+    if rank_part <= t:
         hit = 1 if k == 0 else 0
         while ready != 0:
             i = lowest_bit(ready)
@@ -221,22 +222,6 @@ def _list(S, q, r, b0, k, cmd, cn, rn, t, ready_bank, ready_hit, n_ready):
             ready_bank[n_ready] = b0 + i
             ready_hit[n_ready] = hit
             n_ready += 1
-    return n_ready
-
-
-@njit(**_INLINE)
-def _forecast(S, r, k, cmd, cn, rn, t, nxt):
-    """Kind ``k`` of one rank, its future banks already moved (``_list``): the earliest
-    cycle after ``t`` at which one of its commands may become ready, folded into
-    ``nxt``."""
-    rs = S.rs
-    ready = rs[r + RS_READY + k]
-    fut = rs[r + RS_FUTURE + k]
-    if ready == 0 and fut == 0:
-        return nxt
-    e = S.earliest
-    rank_part = max(e[ei(cn, cmd)], e[ei(rn, cmd)])
-    if rank_part <= t:
         if fut != 0 and rs[r + RS_FMIN + k] < nxt:
             nxt = rs[r + RS_FMIN + k]
     elif ready != 0:
@@ -246,41 +231,26 @@ def _forecast(S, r, k, cmd, cn, rn, t, nxt):
         f = max(rank_part, rs[r + RS_FMIN + k])
         if f < nxt:
             nxt = f
-    return nxt
-
-
-@njit(**_INLINE)
-def _rank_open(S, X, rk, t, features):
-    """Rank ``rk`` may take a command of the host at ``t``."""
-    if S.ref_pending[rk] != 0:
-        return False  # a due refresh: the rank takes no command of the host
-    if features & F_NDA:
-        return not nda.host_blocked(X[X_NDA], rk, t)  # (nor while its NDA owns it)
-    return True
+    return n_ready, nxt
 
 
 @njit(**_INLINE)
 def bank_phase(P, S, X, ch, t, q, features):
     """``core._bank_phase`` from the ready sets (module docstring): lists the banks with
     a ready command in ``ready_bank / ready_hit[ch]`` and returns (their number, a cycle
-    no later than the earliest at which a command not ready becomes ready).
-
-    Where the choice is certain to issue one of the listed banks' commands, nothing is
-    forecast (the forecast only matters when nothing issues:
-    ``core._schedule_channel`` returns the next cycle after an issue): under FR-FCFS
-    and FCFS any listed bank issues, so the forecast (INF returned) is taken only when
-    nothing was listed. The row-hit cap and strict FCFS may refuse every listed bank:
-    they take the forecast always."""
+    no later than the earliest at which a command not ready becomes ready)."""
     ready_bank = S.ready_bank[ch]
     ready_hit = S.ready_hit[ch]
     col = RD + q
     per_rank = P[P_NBG] * P[P_NBA]
     nr = P[P_NRANK]
-    sched = P[P_SCHED]
     n_ready = 0
+    nxt = INF
     for rk in range(ch * nr, ch * nr + nr):
-        if not _rank_open(S, X, rk, t, features):
-            continue
+        if S.ref_pending[rk] != 0:
+            continue  # a due refresh: the rank takes no command of the host
+        if features & F_NDA and nda.host_blocked(X[X_NDA], rk, t):
+            continue  # (nor while its NDA owns it)
         r = row(q, rk)
         d = S.rs[r + RS_DIRTY]
         if d != 0:
@@ -293,20 +263,10 @@ def bank_phase(P, S, X, ch, t, q, features):
         b0 = rk * per_rank
         cn = S.node_ch[b0]
         rn = S.node_rank[b0]
-        n_ready = _list(S, q, r, b0, 0, col, cn, rn, t, ready_bank, ready_hit, n_ready)
-        n_ready = _list(S, q, r, b0, 1, ACT, cn, rn, t, ready_bank, ready_hit, n_ready)
-        n_ready = _list(S, q, r, b0, 2, PRE, cn, rn, t, ready_bank, ready_hit, n_ready)
-    if n_ready > 0 and sched != SCHED_FRFCFS_CAP and sched != SCHED_FCFS_STRICT:
-        return n_ready, INF  # one of these issues
-    nxt = INF
-    for rk in range(ch * nr, ch * nr + nr):
-        if S.pend_mask[q, rk] == 0 or not _rank_open(S, X, rk, t, features):
-            continue
-        r = row(q, rk)
-        b0 = rk * per_rank
-        cn = S.node_ch[b0]
-        rn = S.node_rank[b0]
-        nxt = _forecast(S, r, 0, col, cn, rn, t, nxt)
-        nxt = _forecast(S, r, 1, ACT, cn, rn, t, nxt)
-        nxt = _forecast(S, r, 2, PRE, cn, rn, t, nxt)
+        n_ready, nxt = _kind(S, q, r, b0, 0, col, cn, rn, t, ready_bank, ready_hit,
+                             n_ready, nxt)
+        n_ready, nxt = _kind(S, q, r, b0, 1, ACT, cn, rn, t, ready_bank, ready_hit,
+                             n_ready, nxt)
+        n_ready, nxt = _kind(S, q, r, b0, 2, PRE, cn, rn, t, ready_bank, ready_hit,
+                             n_ready, nxt)
     return n_ready, nxt
