@@ -104,7 +104,7 @@ SubbankState = namedtuple("SubbankState", " ".join((
     "p node_bus node_pow node_cp bus_of pw nodes bank_of first_of bg_of",
     "selected sel_req sel_q pre_done act_at last_row rp_since work cand soon soon_n soon_q",
     "n_open open_since open_acc busy_acc last_bus last_col_bg last_col_bus counters",
-    "seen rk_ready scan_stamp",
+    "seen rk_ready scan_stamp vis fc lb kb",
 )))
 
 # The large steps (issuing a command, scanning a queue) are inlined into the loop like
@@ -202,6 +202,10 @@ def build_state(spec, cfg, nodes: dict, S) -> SubbankState:
         seen=np.full((nu, 8), -1, i64),
         rk_ready=np.zeros((n_ranks, 3), i64),
         scan_stamp=np.zeros(nu, i64),
+        vis=np.zeros(3 * max(cfg.controller.read_queue, cfg.controller.write_queue), i64),
+        fc=np.full((cfg.dram.channels, 4), -1, i64),
+        lb=np.zeros((cfg.dram.channels, 18), i64),
+        kb=np.zeros(12, i64),
     )
 
 
@@ -715,18 +719,31 @@ def _forecast_exact(P, Z):
 
 
 @njit(**_INLINE)
-def _record_soon(Z, ch, q, q_bank, head, mask, scan, soon, n_soon, nxt):
+def _record_soon(Z, ch, q, q_bank, head, mask, base, soon, n_soon, nxt):
     """A scan of queue ``q`` that found nothing ready: keep, in age order, the requests
     whose command becomes ready first (at ``nxt``), for :func:`_pick_soon`. Every
     request was visited (nothing ready: no row hit ended the scan), so the banks marked
-    in ``work`` are the ones the next scan would mark: a row-path candidate of a marked
-    bank can never be chosen then and is left out (so are those ready already: each was
-    held by a mark, as nothing was chosen)."""
+    in ``work`` (from scan ``base`` on) are the ones the next scan would mark: a
+    row-path candidate of a marked bank can never be chosen then and is left out (so
+    are those ready already: each was held by a mark, as nothing was chosen).
+    ``lb[ch, :4]``: per kind of command (ACT, PRE, the queue's column command, other),
+    the soonest readiness of the requests not kept, from ``kb`` (the scan's soonest and
+    next soonest per kind), for the next scan's light look (see _pick_queue);
+    ``lb[ch, 9]``: the latest readiness of the row-path precharges held by a mark
+    (-1: none), which stay held; ``lb[ch, 10:14]`` per kind the lowest priority those
+    requests can have."""
+    kb = Z.kb
+    lb = Z.lb[ch]
+    for c in range(4):
+        lb[c] = kb[4 + c] if kb[c] == nxt else kb[c]
+        lb[10 + c] = kb[8 + c]
+    lb[9] = -1
     n = 0
     for k in range(n_soon):
         if soon[4, k] != nxt:
             continue
-        if soon[5, k] != 0 and Z.work[Z.bank_of[q_bank[(head + soon[0, k]) & mask]]] == scan:
+        if soon[5, k] != 0 and Z.work[Z.bank_of[q_bank[(head + soon[0, k]) & mask]]] >= base:
+            lb[9] = nxt  # (a row-path precharge held by a mark, ready at nxt)
             continue
         for c in range(6):
             soon[c, n] = soon[c, k]
@@ -766,19 +783,99 @@ def _pick_soon(P, S, Z, ch):
 
 
 @njit(**_INLINE)
-def _pick_queue(P, S, Z, ch, t, q, scan):
+def _visit_list(P, S, Z, ch, q, head, mask, unit):
+    """The requests a scan right after a forecast pick must look at (in ``Z.vis``, as
+    age ranks, oldest first; returns their count): the forecast's (they were ready at
+    the pick's cycle), those of the bank the pick's command addressed (their next
+    command may have changed) and those enqueued since. Every other request's next
+    command is what the last full scan found, and its readiness no earlier (timing
+    nodes only grow): see _pick_queue."""
+    vis = Z.vis
+    fc = Z.fc[ch]
+    soon = Z.soon[ch]
+    gone = fc[2]  # the served request's age rank (-1: the command served none)
+    n = 0
+    for k in range(Z.soon_n[ch]):
+        j = soon[0, k]
+        if j == gone:
+            continue
+        if gone >= 0 and j > gone:
+            j -= 1  # (younger requests moved up one)
+        vis[n] = j
+        n += 1
+    ring = P[layout.P_QMASK] + 1
+    first = Z.first_of[unit]
+    for s in range(first, first + Z.p[ZP_SB]):
+        i = S.q_newer[q, ch, ring + s]  # (the unit's requests, oldest first)
+        while i != ring + s:
+            vis[n] = (i - head) & mask
+            n += 1
+            i = S.q_newer[q, ch, i]
+    for j in range(fc[1], S.q_len[q, ch]):
+        vis[n] = j
+        n += 1
+    # in age order, each once (insertion sort: a handful of entries)
+    m = 0
+    for k in range(n):
+        j = vis[k]
+        a = m
+        while a > 0 and vis[a - 1] > j:
+            a -= 1
+        if a > 0 and vis[a - 1] == j:
+            continue
+        for b in range(m, a, -1):
+            vis[b] = vis[b - 1]
+        vis[a] = j
+        m += 1
+    return m
+
+
+@njit(**_INLINE)
+def _light_bound(P, Z, ch, t):
+    """For the light look (see _pick_queue): the soonest cycle a request it passes by
+    can be ready, over the kinds of command (``lb[ch, :4]``, see _record_soon), each
+    raised to the ranks' part of its readiness now (``rk_ready``, just found). Kept in
+    ``lb[ch, 5:9]`` per kind for the next record. Row-path precharges held by a mark
+    (``lb[ch, 9]``) stay held, and so passed by, while they are ready: else -1."""
+    lb = Z.lb[ch]
+    nr = P[layout.P_NRANK]
+    if lb[9] >= 0:
+        if lb[9] > t:
+            return -1
+        for rk in range(ch * nr, (ch + 1) * nr):
+            if Z.rk_ready[rk, 1] > t:
+                return -1
+    out = layout.INF
+    for c in range(4):
+        b = lb[c]
+        if c < 3:
+            m = layout.INF
+            for rk in range(ch * nr, (ch + 1) * nr):
+                m = min(m, Z.rk_ready[rk, c])
+            b = max(b, m)
+        lb[5 + c] = b
+        out = min(out, b)
+    return out
+
+
+@njit(**_INLINE)
+def _pick_queue(P, S, Z, ch, t, q, scan, after_pick):
     """The command for the queue the write mode serves, by the scheduler's priority.
     Returns (the request's slot or -1, command, unit, next cycle at which a command of
-    the queue becomes ready)."""
+    the queue becomes ready).
+
+    Right after a forecast pick (``after_pick``: the unit its command addressed, else
+    -1) it first looks only at the requests of
+    :func:`_visit_list`: every other one's readiness is at least ``Z.lb[ch]`` (the
+    soonest of the other requests the last full scan looked at, which found nothing
+    ready; readiness only grows, and their next commands, kinds and marks are unchanged
+    as their banks saw no command). That decides the scan when it chooses a request
+    and ``lb`` lies past this cycle, or chooses none and its soonest is before ``lb``;
+    otherwise the whole queue is scanned."""
     sched = P[layout.P_SCHED]
     hit_first = sched >= layout.SCHED_FRFCFS
     capped = sched == layout.SCHED_FRFCFS_CAP
     cap = P[layout.P_CAP]
-    nxt = layout.INF
-    best = -1
-    best_prio = 99
-    best_cmd = -1
-    best_x = -1
     head = S.q_head[q, ch]
     mask = P[layout.P_QMASK] & _NONNEG  # (slots then known non-negative: see _NONNEG)
     n_scan = S.q_len[q, ch]
@@ -788,8 +885,6 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
     # rows still have work (a queued hit, or an ACT compatible with every open sibling,
     # marked in ``work`` as the scan meets them), so it is decided after the scan
     avoid = sched == SCHED_ERUCA and Z.p[ZP_AVOID] != 0
-    n_cand = 0
-    best_j = n_scan
     age_cap = Z.p[ZP_AGECAP]
     # (a refresh waiting on a rank of the channel is rare: then each request is checked)
     refs = False
@@ -803,10 +898,6 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
     dedup = not capped
     seen = Z.seen
     soon = Z.soon[ch]
-    n_soon = 0
-    Z.soon_q[ch] = -1
-    flip = layout.INF
-    parts = False  # (the ranks' parts of the readiness: found at the first lookup)
     # (one rank per channel: the rank of every unit is the channel's; -1: looked up)
     one_rank = ch if P[layout.P_NRANK] == 1 else -1
     # the common case of ERUCA's preset, decided once per scan: see _next_pair
@@ -815,109 +906,201 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
         zp[ZP_COLCLOSED] == 0 and zp[ZP_SELECT] == 0
     shift = zp[ZP_SHIFT]
     tpa = zp[ZP_TPA]
-    for j in range(n_scan):
-        i = (head + j) & mask
-        u = q_bank[i] & _NONNEG
-        if refs and S.ref_pending[S.rank_of[u]] != 0:
-            continue
-        row = q_row[i]
-        orow = S.open_row[u]
-        if dedup:
-            # an older request looked at in this scan needs the same command: one to the
-            # same row of the same unit, or, where the unit is open, any other row of it
-            # (the precharge of its row, or nothing while the row is held). This one is
-            # then as ready, at a priority no better (only its age differs): never chosen
-            # before the older one; what its visit marks, the older one's did
-            if orow >= 0 and orow != row:
-                if seen[u, 0] == scan:
-                    continue
-                seen[u, 0] = scan
-            else:
-                if seen[u, 1] == scan and seen[u, 2] == row:
-                    continue
-                seen[u, 1] = scan
-                seen[u, 2] = row
-        if pair and orow < 0:
-            cmd, x, kind, wait = _next_pair(P, S, Z, q, u, row, hit_first, capped, scan,
-                                            t, shift, tpa)
-        else:
-            cmd, x, kind, wait = _next(P, S, Z, q, u, row, hit_first, capped, scan, t)
-        if kind == K_NONE:
-            continue
-        if dedup and orow < 0:
-            # a closed unit: its requests' rows matter to the command only through the
-            # siblings' rows (ERUCA's row-address path), so an older request of the
-            # unit, looked at in this scan, often needed the same command with the same
-            # wait: this one is then passed by, as above
-            if seen[u, 3] == scan and seen[u, 4] == cmd and seen[u, 5] == x and \
-                    seen[u, 6] == kind and seen[u, 7] == wait:
+    # the eruca scheduler's age cap: no request the light look passes by is let go
+    # before ``flip_c`` (as the forecast, see _forecast_exact)
+    flip_c = Z.lb[ch, 4]
+    # (the strict FCFS's one request is not kept by the light look; the forecast exists
+    # only where _forecast_exact holds)
+    light = after_pick >= 0 and Z.soon_q[ch] == q and not refs and t < flip_c and \
+        sched != layout.SCHED_FCFS_STRICT
+    lb = np.int64(0)
+    if light:
+        # the soonest any other request can be ready: per kind of command, the last
+        # full scan's bound or the ranks' part now (nothing else of theirs changed);
+        # not tried where the addressed bank's and the forecast's requests are half the
+        # queue (a stream's)
+        _rank_parts(P, S, Z, ch, q)
+        lb = _light_bound(P, Z, ch, t)
+        f = Z.first_of[after_pick]
+        for c in range(4):
+            Z.lb[ch, 14 + c] = Z.lb[ch, 10 + c]  # (kept: a record overwrites them)
+        light = lb >= 0 and 2 * (S.pending[q, f] + S.pending[q, f + Z.p[ZP_SB] - 1] +
+                                Z.soon_n[ch]) < n_scan
+    # marks in ``work`` from ``base`` on count: the last full scan's hold for the
+    # banks no command addressed since (their requests' kinds are unchanged)
+    base = scan
+    n_vis = n_scan
+    if light:
+        base = Z.fc[ch, 3]
+        n_vis = _visit_list(P, S, Z, ch, q, head, mask, after_pick)
+        Z.work[Z.bank_of[after_pick]] = 0  # (the addressed bank's marks: found again)
+    vis = Z.vis
+    while True:
+        nxt = layout.INF
+        kb = Z.kb  # (the soonest and next soonest readiness per kind: _record_soon)
+        for c in range(12):
+            kb[c] = layout.INF
+        best = -1
+        best_prio = 99
+        best_cmd = -1
+        best_x = -1
+        n_cand = 0
+        best_j = n_scan
+        n_soon = 0
+        Z.soon_q[ch] = -1
+        flip = layout.INF
+        parts = False  # (the ranks' parts of the readiness: found at the first lookup)
+        for jj in range(n_vis):
+            j = jj
+            if light:
+                j = vis[jj]
+            i = (head + j) & mask
+            u = q_bank[i] & _NONNEG
+            if refs and S.ref_pending[S.rank_of[u]] != 0:
                 continue
-            seen[u, 3] = scan
-            seen[u, 4] = cmd
-            seen[u, 5] = x
-            seen[u, 6] = kind
-            seen[u, 7] = wait
-        # the age cap: avoidance never holds a request that has waited that long
-        held = avoid and (age_cap == 0 or t - q_arr[i] < age_cap)
-        if held and kind == K_ROWPATH and age_cap != 0 and q_arr[i] + age_cap < flip:
-            flip = q_arr[i] + age_cap  # (from then on it is no longer held)
-        if avoid and (kind == K_HIT or (cmd == layout.ACT and Z.n_open[Z.bank_of[u]] > 0)):
-            Z.work[Z.bank_of[u]] = scan
-        if kind == K_HIT and capped and Z.scan_stamp[u] == scan and S.bypass[u] >= cap:
-            continue  # the row-hit cap: an older request to this unit's row goes first
-        prio = _priority(P, Z, sched, kind, u, j if held else 0)
-        if best >= 0 and prio >= best_prio:
-            # it cannot be chosen (a ready older request goes first at equal priority,
-            # and a row-path candidate only wins a tie against a younger one), and once
-            # a command is chosen the forecast ``nxt`` is not used: its timing is not
-            # looked up (the lookups were the largest part of the scan)
-            continue
-        if not parts:
-            _rank_parts(P, S, Z, ch, q)
-            parts = True
-        r = max(_ready_in_scan(S, Z, cmd, x, q, one_rank), wait)
-        if r > t:
-            if r <= nxt:
-                nxt = r
-                if best < 0:  # (the forecast: see _record_soon)
-                    soon[0, n_soon] = j
-                    soon[1, n_soon] = cmd
-                    soon[2, n_soon] = x
-                    soon[3, n_soon] = prio
-                    soon[4, n_soon] = r
-                    soon[5, n_soon] = held and kind == K_ROWPATH
-                    n_soon += 1
-            continue
-        if held and kind == K_ROWPATH:
-            Z.cand[0, n_cand] = j
-            Z.cand[1, n_cand] = cmd
-            Z.cand[2, n_cand] = x
-            Z.cand[3, n_cand] = prio
-            n_cand += 1
-            continue
-        if prio < best_prio:
-            best_prio = prio
-            best = i
-            best_j = j
-            best_cmd = cmd
-            best_x = x
-            if prio == 0:
+            row = q_row[i]
+            orow = S.open_row[u]
+            if dedup:
+                # an older request looked at in this scan needs the same command: one to
+                # the same row of the same unit, or, where the unit is open, any other row
+                # of it (the precharge of its row, or nothing while the row is held). This
+                # one is then as ready, at a priority no better (only its age differs):
+                # never chosen before the older one; what its visit marks, the older
+                # one's did
+                if orow >= 0 and orow != row:
+                    if seen[u, 0] == scan:
+                        continue
+                    seen[u, 0] = scan
+                else:
+                    if seen[u, 1] == scan and seen[u, 2] == row:
+                        continue
+                    seen[u, 1] = scan
+                    seen[u, 2] = row
+            if pair and orow < 0:
+                cmd, x, kind, wait = _next_pair(P, S, Z, q, u, row, hit_first, capped,
+                                                scan, t, shift, tpa)
+            else:
+                cmd, x, kind, wait = _next(P, S, Z, q, u, row, hit_first, capped, scan, t)
+            if kind == K_NONE:
+                continue
+            if dedup and orow < 0:
+                # a closed unit: its requests' rows matter to the command only through
+                # the siblings' rows (ERUCA's row-address path), so an older request of
+                # the unit, looked at in this scan, often needed the same command with
+                # the same wait: this one is then passed by, as above
+                if seen[u, 3] == scan and seen[u, 4] == cmd and seen[u, 5] == x and \
+                        seen[u, 6] == kind and seen[u, 7] == wait:
+                    continue
+                seen[u, 3] = scan
+                seen[u, 4] = cmd
+                seen[u, 5] = x
+                seen[u, 6] = kind
+                seen[u, 7] = wait
+            # the age cap: avoidance never holds a request that has waited that long
+            held = avoid and (age_cap == 0 or t - q_arr[i] < age_cap)
+            if held and kind == K_ROWPATH and age_cap != 0 and q_arr[i] + age_cap < flip:
+                flip = q_arr[i] + age_cap  # (from then on it is no longer held)
+            if avoid and (kind == K_HIT or (cmd == layout.ACT and
+                                            Z.n_open[Z.bank_of[u]] > 0)):
+                Z.work[Z.bank_of[u]] = scan
+            if kind == K_HIT and capped and Z.scan_stamp[u] == scan and S.bypass[u] >= cap:
+                continue  # the row-hit cap: an older request to this unit's row goes first
+            prio = _priority(P, Z, sched, kind, u, j if held else 0)
+            if best >= 0 and prio >= best_prio:
+                # it cannot be chosen (a ready older request goes first at equal
+                # priority, and a row-path candidate only wins a tie against a younger
+                # one), and once a command is chosen the forecast ``nxt`` is not used:
+                # its timing is not looked up (the lookups were the largest part of the
+                # scan)
+                continue
+            if not parts:
+                _rank_parts(P, S, Z, ch, q)
+                parts = True
+            r = max(_ready_in_scan(S, Z, cmd, x, q, one_rank), wait)
+            if r > t:
+                c = 0 if cmd == layout.ACT else (1 if cmd == layout.PRE else (
+                    2 if cmd == layout.RD + q else 3))
+                if r < kb[c]:
+                    kb[4 + c] = kb[c]
+                    kb[c] = r
+                elif r > kb[c] and r < kb[4 + c]:
+                    kb[4 + c] = r
+                # the lowest priority it can have in later scans (a hit's depends on
+                # the bus last used, a held row-path precharge's on its age rank)
+                fl = 0 if kind == K_HIT else _priority(P, Z, sched, kind, u, 0)
+                if fl < kb[8 + c]:
+                    kb[8 + c] = fl
+                if r <= nxt:
+                    nxt = r
+                    if best < 0:  # (the forecast: see _record_soon)
+                        soon[0, n_soon] = j
+                        soon[1, n_soon] = cmd
+                        soon[2, n_soon] = x
+                        soon[3, n_soon] = prio
+                        soon[4, n_soon] = r
+                        soon[5, n_soon] = held and kind == K_ROWPATH
+                        n_soon += 1
+                continue
+            if held and kind == K_ROWPATH:
+                Z.cand[0, n_cand] = j
+                Z.cand[1, n_cand] = cmd
+                Z.cand[2, n_cand] = x
+                Z.cand[3, n_cand] = prio
+                n_cand += 1
+                continue
+            if prio < best_prio:
+                best_prio = prio
+                best = i
+                best_j = j
+                best_cmd = cmd
+                best_x = x
+                if prio == 0:
+                    break
+        for k in range(n_cand):  # (in age order; none after a ready row hit ended the scan)
+            j = Z.cand[0, k]
+            i = (head + j) & mask
+            prio = Z.cand[3, k]
+            if Z.work[Z.bank_of[q_bank[i]]] >= base:
+                continue
+            if prio < best_prio or (prio == best_prio and j < best_j):
+                best_prio = prio
+                best = i
+                best_j = j
+                best_cmd = Z.cand[1, k]
+                best_x = Z.cand[2, k]
+        if not light:
+            break
+        if best >= 0:
+            # decided unless a request passed by may be ready now at a priority
+            # as good (its age is not known)
+            ok = True
+            for c in range(4):
+                if Z.lb[ch, 5 + c] <= t and Z.lb[ch, 14 + c] <= best_prio:
+                    ok = False
+            if ok:
                 break
-    for k in range(n_cand):  # (in age order; none after a ready row hit ended the scan)
-        j = Z.cand[0, k]
-        i = (head + j) & mask
-        prio = Z.cand[3, k]
-        if Z.work[Z.bank_of[q_bank[i]]] == scan:
-            continue
-        if prio < best_prio or (prio == best_prio and j < best_j):
-            best_prio = prio
-            best = i
-            best_j = j
-            best_cmd = Z.cand[1, k]
-            best_x = Z.cand[2, k]
+        elif nxt < lb and nxt < flip_c:
+            break  # decided by the requests looked at
+        # not decided: the whole queue, as a scan of its own (fresh marks)
+        light = False
+        scan += 1
+        S.F[layout.F_SCAN] = scan
+        base = scan
+        n_vis = n_scan
     if best < 0:
         if not refs and nxt < flip and _forecast_exact(P, Z):
-            _record_soon(Z, ch, q, q_bank, head, mask, scan, soon, n_soon, nxt)
+            held_at = Z.lb[ch, 9]
+            _record_soon(Z, ch, q, q_bank, head, mask, base, soon, n_soon, nxt)
+            if n_cand > 0:  # (ready row-path precharges, each held by a mark)
+                Z.lb[ch, 9] = max(Z.lb[ch, 9], t)
+            if light:  # (the requests not looked at: their bounds now)
+                for c in range(4):
+                    Z.lb[ch, c] = min(Z.lb[ch, c], Z.lb[ch, 5 + c])
+                    Z.lb[ch, 10 + c] = min(Z.lb[ch, 10 + c], Z.lb[ch, 14 + c])
+                flip = min(flip, flip_c)
+                Z.lb[ch, 9] = max(Z.lb[ch, 9], held_at)
+            Z.fc[ch, 3] = base
+            Z.lb[ch, 4] = flip
         return -1, best_cmd, best_x, nxt
     u = S.q_bank[q, ch, best]
     if best_prio == 0 and capped and Z.scan_stamp[u] == scan and \
@@ -943,6 +1126,10 @@ def schedule_channel(P, T, S, X, ch, t, features):
     # (an enqueue, a command or a refresh resets clean_at): see _pick_soon
     clean = S.clean_at[ch] == t
     S.clean_at[ch] = -1
+    # the unit addressed by the last call's command if that was a forecast pick, else
+    # -1 (see _pick_queue's light look)
+    after_pick = Z.fc[ch, 0]
+    Z.fc[ch, 0] = -1
     core._update_write_mode(P, S, X, ch, t, features)
     nxt = layout.INF
     if P[layout.P_REFRESH] != 0:
@@ -964,19 +1151,29 @@ def schedule_channel(P, T, S, X, ch, t, features):
         i, cmd, x, owned_next = _pick_owned(P, S, Z, ch, t, 1 - q, scan)
         if i < 0 and owned_next < nxt:
             nxt = owned_next
+    picked = -1
     if i < 0:
         qi = q
         if clean and Z.soon_q[ch] == q and _no_refresh_waits(P, S, ch):
             i, cmd, x = _pick_soon(P, S, Z, ch)
+            if i >= 0:
+                picked = (i - S.q_head[q, ch]) & P[layout.P_QMASK]  # its age rank
         if i < 0:
-            i, cmd, x, queue_next = _pick_queue(P, S, Z, ch, t, q, scan)
+            i, cmd, x, queue_next = _pick_queue(P, S, Z, ch, t, q, scan, after_pick)
             if i < 0:
                 if queue_next < nxt:
                     nxt = queue_next
                 if Z.soon_q[ch] >= 0:
                     S.clean_at[ch] = queue_next
     if i >= 0:
+        n_q = S.q_len[q, ch]
         _issue(P, T, S, X, Z, t, qi, ch, i, cmd, x, features)
+        if picked >= 0:
+            # for the next scan: the unit addressed, the queue's length after the
+            # command, the served request's age rank (-1: none served)
+            Z.fc[ch, 0] = x
+            Z.fc[ch, 1] = S.q_len[q, ch]
+            Z.fc[ch, 2] = picked if S.q_len[q, ch] < n_q else -1
         return t + 1
     if P[layout.P_POLICY] == layout.PAGE_TIMEOUT:
         # close rows that nobody has used for the timeout and nobody waits for
