@@ -78,20 +78,12 @@ SCHED_ERUCA = 4  # scheduler id (registry in memsim.engine)
 # with it) folds away; indices here are never negative, so the mask changes none.
 _NONNEG = layout.NONNEG
 
-# The light look (see _pick_queue): a scan that finds nothing ready keeps the requests
-# whose readiness lies within WINDOW cycles of the soonest; the look is tried only where
-# it would visit under LIGHT_QUARTERS quarters of the queue. (Counted uncompiled, ERUCA
-# random reads: WINDOW 2, 4, 8 left 70.3, 66.3, 66.6 `_next` calls per request.)
-WINDOW = 4
-LIGHT_QUARTERS = 3
-
 # What an ACT needs of its siblings (memsim.dram.subbank.ACT_*).
 ACT_ANY, ACT_CLOSED, ACT_COMPATIBLE = 0, 1, 2
 
 # Parameters (SubbankState.p).
 (ZP_SB, ZP_ACT, ZP_COLCLOSED, ZP_SELECT, ZP_BUSES, ZP_LATCH, ZP_SHIFT, ZP_TPA, ZP_TRTP,
- ZP_TWRA, ZP_TRAS, ZP_TSCD, ZP_AVOID, ZP_OTHERBUS, ZP_AGECAP, ZP_UNITMASK, ZP_PREFREE,
- ZP_LEN) = range(18)
+ ZP_TWRA, ZP_TRAS, ZP_TSCD, ZP_AVOID, ZP_OTHERBUS, ZP_AGECAP, ZP_UNITMASK, ZP_LEN) = range(17)
 
 # Counters (SubbankState.counters): resource conflicts (count, stall cycles) in the order
 # row_path, bg_bus, tfaw, column_path; back-to-back column commands of a rank in one bank
@@ -112,7 +104,7 @@ SubbankState = namedtuple("SubbankState", " ".join((
     "p node_bus node_pow node_cp bus_of pw nodes bank_of first_of bg_of",
     "selected sel_req sel_q pre_done act_at last_row rp_since work cand soon soon_n soon_q",
     "n_open open_since open_acc busy_acc last_bus last_col_bg last_col_bus counters",
-    "seen rk_ready scan_stamp vis fc lb win win_n",
+    "seen rk_ready scan_stamp",
 )))
 
 # The large steps (issuing a command, scanning a queue) are inlined into the loop like
@@ -163,16 +155,7 @@ def build_state(spec, cfg, nodes: dict, S) -> SubbankState:
     held_by_unit = (L[:, SCOPE_BUS, :] != layout.NO_CONSTRAINT).any(axis=0) | \
         (L[:, SCOPE_COLUMN_PATH, :] != layout.NO_CONSTRAINT).any(axis=0)
     p[ZP_UNITMASK] = int(sum(1 << c for c in np.nonzero(held_by_unit)[0]))
-    # whether a precharge's readiness changes only by commands to its own bank and by
-    # its rank's part (no bank-group, sibling, bus, column-path or power-window rule
-    # holds it): see _pick_queue's light look
-    pre_scopes = (2, SCOPE_SIBLING, SCOPE_BUS, SCOPE_COLUMN_PATH)
-    p[ZP_PREFREE] = int(not any((L[:, sc, layout.PRE] != layout.NO_CONSTRAINT).any()
-                                for sc in pre_scopes) and
-                        not (np.asarray(spec.power_window).reshape(-1, 4)[:, 1]
-                             == layout.PRE).any())
     n_banks = nu // sb
-    qcap = max(cfg.controller.read_queue, cfg.controller.write_queue)
     n_bg = nu // per_bg
     n_ranks = nu // per_rank
     node_bus = nodes["bus"] + (units // per_bg) * buses + bus_of
@@ -219,11 +202,6 @@ def build_state(spec, cfg, nodes: dict, S) -> SubbankState:
         seen=np.full((nu, 8), -1, i64),
         rk_ready=np.zeros((n_ranks, 3), i64),
         scan_stamp=np.zeros(nu, i64),
-        vis=np.zeros(3 * qcap, i64),
-        fc=np.full((cfg.dram.channels, 4), -1, i64),
-        lb=np.zeros((cfg.dram.channels, 3), i64),
-        win=np.zeros((cfg.dram.channels, qcap), i64),
-        win_n=np.zeros(cfg.dram.channels, i64),
     )
 
 
@@ -737,39 +715,24 @@ def _forecast_exact(P, Z):
 
 
 @njit(**_INLINE)
-def _record_soon(Z, ch, q, q_bank, head, mask, base, soon, n_soon, nxt, far):
+def _record_soon(Z, ch, q, q_bank, head, mask, scan, soon, n_soon, nxt):
     """A scan of queue ``q`` that found nothing ready: keep, in age order, the requests
     whose command becomes ready first (at ``nxt``), for :func:`_pick_soon`. Every
     request was visited (nothing ready: no row hit ended the scan), so the banks marked
-    in ``work`` (from scan ``base`` on) are the ones the next scan would mark: a
-    row-path candidate of a marked bank can never be chosen then and is left out (so
-    are those ready already: each was held by a mark, as nothing was chosen).
-    For the next scan's light look (see _pick_queue): in ``win`` the age ranks of the
-    requests ready by ``nxt + WINDOW`` (``soon`` holds every request the scan met
-    within WINDOW of its soonest so far), in ``lb[ch, 0]`` the soonest readiness of the
-    others (``far``: of those not kept in ``soon``)."""
+    in ``work`` are the ones the next scan would mark: a row-path candidate of a marked
+    bank can never be chosen then and is left out (so are those ready already: each was
+    held by a mark, as nothing was chosen)."""
     n = 0
-    n_win = 0
-    win = Z.win[ch]
     for k in range(n_soon):
-        r = soon[4, k]
-        if r > nxt + WINDOW:
-            if r < far:
-                far = r
+        if soon[4, k] != nxt:
             continue
-        win[n_win] = soon[0, k]
-        n_win += 1
-        if r != nxt:
-            continue
-        if soon[5, k] != 0 and Z.work[Z.bank_of[q_bank[(head + soon[0, k]) & mask]]] >= base:
+        if soon[5, k] != 0 and Z.work[Z.bank_of[q_bank[(head + soon[0, k]) & mask]]] == scan:
             continue
         for c in range(6):
             soon[c, n] = soon[c, k]
         n += 1
     Z.soon_n[ch] = n
     Z.soon_q[ch] = q
-    Z.win_n[ch] = n_win
-    Z.lb[ch, 0] = far
 
 
 @njit(**_INLINE)
@@ -803,71 +766,19 @@ def _pick_soon(P, S, Z, ch):
 
 
 @njit(**_INLINE)
-def _visit_list(P, S, Z, ch, q, head, mask, unit):
-    """The requests a scan right after a forecast pick must look at (in ``Z.vis``, as
-    age ranks, oldest first; returns their count): those the last scan found ready
-    within WINDOW cycles of its soonest (``win``), those of the bank the pick's command
-    addressed (their next command may have changed) and those enqueued since. Every
-    other request's next command is what the last full scan found, and its readiness
-    no earlier (timing nodes only grow): see _pick_queue."""
-    vis = Z.vis
-    fc = Z.fc[ch]
-    win = Z.win[ch]
-    gone = fc[2]  # the served request's age rank (-1: the command served none)
-    n = 0
-    for k in range(Z.win_n[ch]):
-        j = win[k]
-        if j == gone:
-            continue
-        if gone >= 0 and j > gone:
-            j -= 1  # (younger requests moved up one)
-        vis[n] = j
-        n += 1
-    ring = P[layout.P_QMASK] + 1
-    first = Z.first_of[unit]
-    for s in range(first, first + Z.p[ZP_SB]):
-        i = S.q_newer[q, ch, ring + s]  # (the unit's requests, oldest first)
-        while i != ring + s:
-            vis[n] = (i - head) & mask
-            n += 1
-            i = S.q_newer[q, ch, i]
-    for j in range(fc[1], S.q_len[q, ch]):
-        vis[n] = j
-        n += 1
-    # in age order, each once (insertion sort: a handful of entries)
-    m = 0
-    for k in range(n):
-        j = vis[k]
-        a = m
-        while a > 0 and vis[a - 1] > j:
-            a -= 1
-        if a > 0 and vis[a - 1] == j:
-            continue
-        for b in range(m, a, -1):
-            vis[b] = vis[b - 1]
-        vis[a] = j
-        m += 1
-    return m
-
-
-@njit(**_INLINE)
-def _pick_queue(P, S, Z, ch, t, q, scan, after_pick):
+def _pick_queue(P, S, Z, ch, t, q, scan):
     """The command for the queue the write mode serves, by the scheduler's priority.
     Returns (the request's slot or -1, command, unit, next cycle at which a command of
-    the queue becomes ready).
-
-    Right after a forecast pick (``after_pick``: the unit its command addressed, else
-    -1) it first looks only at the requests of
-    :func:`_visit_list`: every other one's readiness is at least ``Z.lb[ch]`` (the
-    soonest of the other requests the last full scan looked at, which found nothing
-    ready; readiness only grows, and their next commands, kinds and marks are unchanged
-    as their banks saw no command). That decides the scan when it chooses a request
-    and ``lb`` lies past this cycle, or chooses none and its soonest is before ``lb``;
-    otherwise the whole queue is scanned."""
+    the queue becomes ready)."""
     sched = P[layout.P_SCHED]
     hit_first = sched >= layout.SCHED_FRFCFS
     capped = sched == layout.SCHED_FRFCFS_CAP
     cap = P[layout.P_CAP]
+    nxt = layout.INF
+    best = -1
+    best_prio = 99
+    best_cmd = -1
+    best_x = -1
     head = S.q_head[q, ch]
     mask = P[layout.P_QMASK] & _NONNEG  # (slots then known non-negative: see _NONNEG)
     n_scan = S.q_len[q, ch]
@@ -877,6 +788,8 @@ def _pick_queue(P, S, Z, ch, t, q, scan, after_pick):
     # rows still have work (a queued hit, or an ACT compatible with every open sibling,
     # marked in ``work`` as the scan meets them), so it is decided after the scan
     avoid = sched == SCHED_ERUCA and Z.p[ZP_AVOID] != 0
+    n_cand = 0
+    best_j = n_scan
     age_cap = Z.p[ZP_AGECAP]
     # (a refresh waiting on a rank of the channel is rare: then each request is checked)
     refs = False
@@ -890,6 +803,10 @@ def _pick_queue(P, S, Z, ch, t, q, scan, after_pick):
     dedup = not capped
     seen = Z.seen
     soon = Z.soon[ch]
+    n_soon = 0
+    Z.soon_q[ch] = -1
+    flip = layout.INF
+    parts = False  # (the ranks' parts of the readiness: found at the first lookup)
     # (one rank per channel: the rank of every unit is the channel's; -1: looked up)
     one_rank = ch if P[layout.P_NRANK] == 1 else -1
     # the common case of ERUCA's preset, decided once per scan: see _next_pair
@@ -898,184 +815,109 @@ def _pick_queue(P, S, Z, ch, t, q, scan, after_pick):
         zp[ZP_COLCLOSED] == 0 and zp[ZP_SELECT] == 0
     shift = zp[ZP_SHIFT]
     tpa = zp[ZP_TPA]
-    # the eruca scheduler's age cap: no request the light look passes by is let go
-    # before ``flip_c`` (as the forecast, see _forecast_exact)
-    flip_c = Z.lb[ch, 1]
-    # (the strict FCFS's one request is not kept by the light look; the forecast exists
-    # only where _forecast_exact holds)
-    light = after_pick >= 0 and Z.soon_q[ch] == q and not refs and t < flip_c and \
-        sched != layout.SCHED_FCFS_STRICT
-    lb = Z.lb[ch, 0]
-    if light:
-        # row-path precharges held by a mark at the last full scan (their readiness
-        # at most ``lb[ch, 2]``) stay held, and so can be passed by, while ready
-        held_at = Z.lb[ch, 2]
-        if held_at >= 0:
-            if held_at > t or Z.p[ZP_PREFREE] == 0:
-                light = False
-            else:
-                _rank_parts(P, S, Z, ch, q)
-                for rk in range(ch * P[layout.P_NRANK], (ch + 1) * P[layout.P_NRANK]):
-                    if Z.rk_ready[rk, 1] > t:
-                        light = False
-        # (not tried where the addressed bank's and the window's requests are most of
-        # the queue: a stream's)
-        f = Z.first_of[after_pick]
-        light = light and lb > t and 4 * (S.pending[q, f] + S.pending[
-            q, f + Z.p[ZP_SB] - 1] + Z.win_n[ch]) < LIGHT_QUARTERS * n_scan
-    # marks in ``work`` from ``base`` on count: the last full scan's hold for the
-    # banks no command addressed since (their requests' kinds are unchanged)
-    base = scan
-    n_vis = n_scan
-    if light:
-        base = Z.fc[ch, 3]
-        n_vis = _visit_list(P, S, Z, ch, q, head, mask, after_pick)
-        Z.work[Z.bank_of[after_pick]] = 0  # (the addressed bank's marks: found again)
-    vis = Z.vis
-    while True:
-        nxt = layout.INF
-        far = layout.INF  # (the soonest readiness past those kept in ``soon``)
-        best = -1
-        best_prio = 99
-        best_cmd = -1
-        best_x = -1
-        n_cand = 0
-        best_j = n_scan
-        n_soon = 0
-        Z.soon_q[ch] = -1
-        flip = layout.INF
-        parts = False  # (the ranks' parts of the readiness: found at the first lookup)
-        for jj in range(n_vis):
-            j = jj
-            if light:
-                j = vis[jj]
-            i = (head + j) & mask
-            u = q_bank[i] & _NONNEG
-            if refs and S.ref_pending[S.rank_of[u]] != 0:
-                continue
-            row = q_row[i]
-            orow = S.open_row[u]
-            if dedup:
-                # an older request looked at in this scan needs the same command: one to
-                # the same row of the same unit, or, where the unit is open, any other row
-                # of it (the precharge of its row, or nothing while the row is held). This
-                # one is then as ready, at a priority no better (only its age differs):
-                # never chosen before the older one; what its visit marks, the older
-                # one's did
-                if orow >= 0 and orow != row:
-                    if seen[u, 0] == scan:
-                        continue
-                    seen[u, 0] = scan
-                else:
-                    if seen[u, 1] == scan and seen[u, 2] == row:
-                        continue
-                    seen[u, 1] = scan
-                    seen[u, 2] = row
-            if pair and orow < 0:
-                cmd, x, kind, wait = _next_pair(P, S, Z, q, u, row, hit_first, capped,
-                                                scan, t, shift, tpa)
-            else:
-                cmd, x, kind, wait = _next(P, S, Z, q, u, row, hit_first, capped, scan, t)
-            if kind == K_NONE:
-                continue
-            if dedup and orow < 0:
-                # a closed unit: its requests' rows matter to the command only through
-                # the siblings' rows (ERUCA's row-address path), so an older request of
-                # the unit, looked at in this scan, often needed the same command with
-                # the same wait: this one is then passed by, as above
-                if seen[u, 3] == scan and seen[u, 4] == cmd and seen[u, 5] == x and \
-                        seen[u, 6] == kind and seen[u, 7] == wait:
+    for j in range(n_scan):
+        i = (head + j) & mask
+        u = q_bank[i] & _NONNEG
+        if refs and S.ref_pending[S.rank_of[u]] != 0:
+            continue
+        row = q_row[i]
+        orow = S.open_row[u]
+        if dedup:
+            # an older request looked at in this scan needs the same command: one to the
+            # same row of the same unit, or, where the unit is open, any other row of it
+            # (the precharge of its row, or nothing while the row is held). This one is
+            # then as ready, at a priority no better (only its age differs): never chosen
+            # before the older one; what its visit marks, the older one's did
+            if orow >= 0 and orow != row:
+                if seen[u, 0] == scan:
                     continue
-                seen[u, 3] = scan
-                seen[u, 4] = cmd
-                seen[u, 5] = x
-                seen[u, 6] = kind
-                seen[u, 7] = wait
-            # the age cap: avoidance never holds a request that has waited that long
-            held = avoid and (age_cap == 0 or t - q_arr[i] < age_cap)
-            if held and kind == K_ROWPATH and age_cap != 0 and q_arr[i] + age_cap < flip:
-                flip = q_arr[i] + age_cap  # (from then on it is no longer held)
-            if avoid and (kind == K_HIT or (cmd == layout.ACT and
-                                            Z.n_open[Z.bank_of[u]] > 0)):
-                Z.work[Z.bank_of[u]] = scan
-            if kind == K_HIT and capped and Z.scan_stamp[u] == scan and S.bypass[u] >= cap:
-                continue  # the row-hit cap: an older request to this unit's row goes first
-            prio = _priority(P, Z, sched, kind, u, j if held else 0)
-            if best >= 0 and prio >= best_prio:
-                # it cannot be chosen (a ready older request goes first at equal
-                # priority, and a row-path candidate only wins a tie against a younger
-                # one), and once a command is chosen the forecast ``nxt`` is not used:
-                # its timing is not looked up (the lookups were the largest part of the
-                # scan)
+                seen[u, 0] = scan
+            else:
+                if seen[u, 1] == scan and seen[u, 2] == row:
+                    continue
+                seen[u, 1] = scan
+                seen[u, 2] = row
+        if pair and orow < 0:
+            cmd, x, kind, wait = _next_pair(P, S, Z, q, u, row, hit_first, capped, scan,
+                                            t, shift, tpa)
+        else:
+            cmd, x, kind, wait = _next(P, S, Z, q, u, row, hit_first, capped, scan, t)
+        if kind == K_NONE:
+            continue
+        if dedup and orow < 0:
+            # a closed unit: its requests' rows matter to the command only through the
+            # siblings' rows (ERUCA's row-address path), so an older request of the
+            # unit, looked at in this scan, often needed the same command with the same
+            # wait: this one is then passed by, as above
+            if seen[u, 3] == scan and seen[u, 4] == cmd and seen[u, 5] == x and \
+                    seen[u, 6] == kind and seen[u, 7] == wait:
                 continue
-            if not parts:
-                _rank_parts(P, S, Z, ch, q)
-                parts = True
-            r = max(_ready_in_scan(S, Z, cmd, x, q, one_rank), wait)
-            if r > t:
-                if r <= nxt + WINDOW:
-                    if r < nxt:
-                        nxt = r
-                    if best < 0:  # (the forecast and the window: see _record_soon)
-                        soon[0, n_soon] = j
-                        soon[1, n_soon] = cmd
-                        soon[2, n_soon] = x
-                        soon[3, n_soon] = prio
-                        soon[4, n_soon] = r
-                        soon[5, n_soon] = held and kind == K_ROWPATH
-                        n_soon += 1
-                elif r < far:
-                    far = r
-                continue
-            if held and kind == K_ROWPATH:
-                Z.cand[0, n_cand] = j
-                Z.cand[1, n_cand] = cmd
-                Z.cand[2, n_cand] = x
-                Z.cand[3, n_cand] = prio
-                n_cand += 1
-                continue
-            if prio < best_prio:
-                best_prio = prio
-                best = i
-                best_j = j
-                best_cmd = cmd
-                best_x = x
-                if prio == 0:
-                    break
-        for k in range(n_cand):  # (in age order; none after a ready row hit ended the scan)
-            j = Z.cand[0, k]
-            i = (head + j) & mask
-            prio = Z.cand[3, k]
-            if Z.work[Z.bank_of[q_bank[i]]] >= base:
-                continue
-            if prio < best_prio or (prio == best_prio and j < best_j):
-                best_prio = prio
-                best = i
-                best_j = j
-                best_cmd = Z.cand[1, k]
-                best_x = Z.cand[2, k]
-        if not light:
-            break
-        if (best >= 0 and lb > t) or (best < 0 and nxt < lb and nxt < flip_c):
-            break  # decided by the requests looked at
-        # not decided: the whole queue, as a scan of its own (fresh marks)
-        light = False
-        scan += 1
-        S.F[layout.F_SCAN] = scan
-        base = scan
-        n_vis = n_scan
+            seen[u, 3] = scan
+            seen[u, 4] = cmd
+            seen[u, 5] = x
+            seen[u, 6] = kind
+            seen[u, 7] = wait
+        # the age cap: avoidance never holds a request that has waited that long
+        held = avoid and (age_cap == 0 or t - q_arr[i] < age_cap)
+        if held and kind == K_ROWPATH and age_cap != 0 and q_arr[i] + age_cap < flip:
+            flip = q_arr[i] + age_cap  # (from then on it is no longer held)
+        if avoid and (kind == K_HIT or (cmd == layout.ACT and Z.n_open[Z.bank_of[u]] > 0)):
+            Z.work[Z.bank_of[u]] = scan
+        if kind == K_HIT and capped and Z.scan_stamp[u] == scan and S.bypass[u] >= cap:
+            continue  # the row-hit cap: an older request to this unit's row goes first
+        prio = _priority(P, Z, sched, kind, u, j if held else 0)
+        if best >= 0 and prio >= best_prio:
+            # it cannot be chosen (a ready older request goes first at equal priority,
+            # and a row-path candidate only wins a tie against a younger one), and once
+            # a command is chosen the forecast ``nxt`` is not used: its timing is not
+            # looked up (the lookups were the largest part of the scan)
+            continue
+        if not parts:
+            _rank_parts(P, S, Z, ch, q)
+            parts = True
+        r = max(_ready_in_scan(S, Z, cmd, x, q, one_rank), wait)
+        if r > t:
+            if r <= nxt:
+                nxt = r
+                if best < 0:  # (the forecast: see _record_soon)
+                    soon[0, n_soon] = j
+                    soon[1, n_soon] = cmd
+                    soon[2, n_soon] = x
+                    soon[3, n_soon] = prio
+                    soon[4, n_soon] = r
+                    soon[5, n_soon] = held and kind == K_ROWPATH
+                    n_soon += 1
+            continue
+        if held and kind == K_ROWPATH:
+            Z.cand[0, n_cand] = j
+            Z.cand[1, n_cand] = cmd
+            Z.cand[2, n_cand] = x
+            Z.cand[3, n_cand] = prio
+            n_cand += 1
+            continue
+        if prio < best_prio:
+            best_prio = prio
+            best = i
+            best_j = j
+            best_cmd = cmd
+            best_x = x
+            if prio == 0:
+                break
+    for k in range(n_cand):  # (in age order; none after a ready row hit ended the scan)
+        j = Z.cand[0, k]
+        i = (head + j) & mask
+        prio = Z.cand[3, k]
+        if Z.work[Z.bank_of[q_bank[i]]] == scan:
+            continue
+        if prio < best_prio or (prio == best_prio and j < best_j):
+            best_prio = prio
+            best = i
+            best_j = j
+            best_cmd = Z.cand[1, k]
+            best_x = Z.cand[2, k]
     if best < 0:
         if not refs and nxt < flip and _forecast_exact(P, Z):
-            _record_soon(Z, ch, q, q_bank, head, mask, base, soon, n_soon, nxt, far)
-            if light:  # (the requests not looked at)
-                Z.lb[ch, 0] = min(Z.lb[ch, 0], lb)
-                flip = min(flip, flip_c)
-            else:
-                Z.lb[ch, 2] = -1
-            if n_cand > 0:  # (ready row-path precharges, each held by a mark)
-                Z.lb[ch, 2] = max(Z.lb[ch, 2], t)
-            Z.fc[ch, 3] = base
-            Z.lb[ch, 1] = flip
+            _record_soon(Z, ch, q, q_bank, head, mask, scan, soon, n_soon, nxt)
         return -1, best_cmd, best_x, nxt
     u = S.q_bank[q, ch, best]
     if best_prio == 0 and capped and Z.scan_stamp[u] == scan and \
@@ -1101,10 +943,6 @@ def schedule_channel(P, T, S, X, ch, t, features):
     # (an enqueue, a command or a refresh resets clean_at): see _pick_soon
     clean = S.clean_at[ch] == t
     S.clean_at[ch] = -1
-    # the unit addressed by the last call's command if that was a forecast pick, else
-    # -1 (see _pick_queue's light look)
-    after_pick = Z.fc[ch, 0]
-    Z.fc[ch, 0] = -1
     core._update_write_mode(P, S, X, ch, t, features)
     nxt = layout.INF
     if P[layout.P_REFRESH] != 0:
@@ -1126,29 +964,19 @@ def schedule_channel(P, T, S, X, ch, t, features):
         i, cmd, x, owned_next = _pick_owned(P, S, Z, ch, t, 1 - q, scan)
         if i < 0 and owned_next < nxt:
             nxt = owned_next
-    picked = -1
     if i < 0:
         qi = q
         if clean and Z.soon_q[ch] == q and _no_refresh_waits(P, S, ch):
             i, cmd, x = _pick_soon(P, S, Z, ch)
-            if i >= 0:
-                picked = (i - S.q_head[q, ch]) & P[layout.P_QMASK]  # its age rank
         if i < 0:
-            i, cmd, x, queue_next = _pick_queue(P, S, Z, ch, t, q, scan, after_pick)
+            i, cmd, x, queue_next = _pick_queue(P, S, Z, ch, t, q, scan)
             if i < 0:
                 if queue_next < nxt:
                     nxt = queue_next
                 if Z.soon_q[ch] >= 0:
                     S.clean_at[ch] = queue_next
     if i >= 0:
-        n_q = S.q_len[q, ch]
         _issue(P, T, S, X, Z, t, qi, ch, i, cmd, x, features)
-        if picked >= 0:
-            # for the next scan: the unit addressed, the queue's length after the
-            # command, the served request's age rank (-1: none served)
-            Z.fc[ch, 0] = x
-            Z.fc[ch, 1] = S.q_len[q, ch]
-            Z.fc[ch, 2] = picked if S.q_len[q, ch] < n_q else -1
         return t + 1
     if P[layout.P_POLICY] == layout.PAGE_TIMEOUT:
         # close rows that nobody has used for the timeout and nobody waits for
