@@ -99,7 +99,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from memsim.engine import layout, nda, readyset, subbank
+from memsim.engine import layout, nda, queues, readyset, subbank
 from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import COMPILED as _COMPILED
 from memsim.engine.jit import INLINE as _INLINE
@@ -1014,10 +1014,11 @@ def _schedule_channel(P, T, S, X, ch, t, features):
     # (the ready-set variants compute the phase from the ready sets every decision;
     # each test is ``features & _RS_OFF`` itself, which numba resolves before typing, so
     # a variant types and compiles one phase, not both)
+    # (the ready-set variants neither read nor keep clean_at)
     clean = False
     if features & _RS_OFF:
         clean = S.clean_at[ch] == t and P[P_POLICY] != PAGE_TIMEOUT
-    S.clean_at[ch] = -1
+        S.clean_at[ch] = -1
     _update_write_mode(P, S, X, ch, t, features)
     nxt = INF
     if P[P_REFRESH] != 0:
@@ -1108,7 +1109,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
             # nothing could issue after all (hits held back by the row-hit cap): the full
             # bank phase finds when something next becomes ready
             n_ready, bank_next = _bank_phase(P, S, X, ch, t, q, features)
-    S.clean_at[ch] = bank_next
+        S.clean_at[ch] = bank_next
     if bank_next < nxt:
         nxt = bank_next
 
@@ -1141,7 +1142,7 @@ NEED_INPUT, DONE, LOG_FULL, STUCK, PAUSED, STARVED = 0, 1, 2, 3, 4, 5
 
 def _mechanism_sources(features: int) -> str:
     """A digest of the source of the mechanism modules compiled into a variant (and of
-    memsim.engine.layout and memsim.engine.step, part of every variant). numba's
+    the modules part of every variant: layout, step, readyset, queues). numba's
     disk cache knows a compiled loop by this file (its time stamp) and by the loop's
     closure, not by the modules whose helpers are inlined into it: the digest goes into
     the closure, so that editing such a module compiles the variant anew."""
@@ -1153,6 +1154,8 @@ def _mechanism_sources(features: int) -> str:
     h.update(Path(step_engine.__file__).read_bytes())
     # the ready sets: marked by every variant's commands (engine/readyset.py)
     h.update(Path(readyset.__file__).read_bytes())
+    # the enqueue: every variant's front end (engine/queues.py)
+    h.update(Path(queues.__file__).read_bytes())
     for bit, module in ((F_SUBBANK, subbank), (F_NDA, nda), (F_ECC, ecc_engine),
                         (F_CORES, cores_engine), (F_REFSB, refresh_engine)):
         if features & bit:
@@ -1243,32 +1246,16 @@ def make_loop(features: int):
                 if n_q >= cap:
                     blocked_full = True
                     break
-                k = (S.q_head[q, ch] + n_q) & P[P_QMASK]
-                S.q_id[q, ch, k] = req_base + idx
                 # latency counts from the trace timestamp (as fast as possible: from when
                 # the request got its outstanding slot): waiting for room in a full queue
                 # is part of it (and counted apart as the front-end wait). Branch-free:
                 # measured ~12% faster on streams than an if on ``timed``.
                 r = F[F_NREQ]
                 since = arrival[idx] * timed_int + S.freed[r & P[P_FMASK]] * (1 - timed_int)
-                fe_wait = t - since
-                S.q_arr[q, ch, k] = since
-                S.counters[C_FE_SUM_R + q] += fe_wait
-                S.q_bank[q, ch, k] = b
-                S.q_row[q, ch, k] = row[idx]
-                S.q_col[q, ch, k] = col[idx]
-                S.q_cat[q, ch, k] = CAT_NONE
-                S.q_len[q, ch] = n_q + 1
-                queue_link(P, S, q, ch, k, b)
-                S.pending[q, b] += 1
-                S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
-                readyset.touch_bank(S, q, b)
-                if S.open_row[b] == row[idx]:
-                    S.hits_pending[q, b] += 1
+                S.counters[C_FE_SUM_R + q] += t - since
+                queues.enqueue(P, S, q, ch, req_base + idx, since, b, row[idx], col[idx], t)
                 if not timed:
                     F[F_NREQ] = r + 1
-                S.ch_next[ch] = t
-                S.clean_at[ch] = -1
                 idx += 1
             F[F_IDX] = idx
             if idx == n and need_input:

@@ -751,9 +751,8 @@ def _log(P, S, t, cmd, b, row, col):
 
 @njit(**_INLINE)
 def _host_changed(S, ch, t):
-    """An NDA command changed the bank state or the timing the host sees: its forecast
-    of ready commands is void, and it looks again next cycle."""
-    S.clean_at[ch] = -1
+    """An NDA command changed the bank state or the timing the host sees (its ready
+    sets are marked by the command): the host looks again next cycle."""
     if S.ch_next[ch] > t + 1:
         S.ch_next[ch] = t + 1
 
@@ -842,7 +841,6 @@ def _issue_column(P, T, S, Xn, ch, rk, t, i, cmd):
     _log(P, S, t, cmd, b, Xn.w_row[rk, i], Xn.w_col[rk, i])
     Xn.w_head[rk] = (i + 1) % Xn.prm[N_W]
     Xn.w_len[rk] -= 1
-    S.clean_at[ch] = -1
 
 
 # ---------------------------------------------------------------- arbitration
@@ -935,10 +933,8 @@ def _rank_step(P, T, S, Xn, ch, rk, t):
         hs = prm[N_HSLICE]
         period = hs + prm[N_NSLICE]
         phase = (t - launch) % period
-        if phase == 0 or phase == hs:
-            S.clean_at[ch] = -1  # the rank changes hands
-            if phase == 0 and S.ch_next[ch] > t:
-                S.ch_next[ch] = t  # the host's slice begins
+        if phase == 0 and S.ch_next[ch] > t:
+            S.ch_next[ch] = t  # the host's slice begins
         if phase < hs:
             return t - phase + hs
         nxt = t - phase + period
@@ -948,7 +944,6 @@ def _rank_step(P, T, S, Xn, ch, rk, t):
     n = Xn.w_len[rk]
     if n == 0:
         R[rk, RK_DONE] = 1  # the kernel is done (and does not repeat)
-        S.clean_at[ch] = -1
         if S.ch_next[ch] > t:
             S.ch_next[ch] = t
         return INF
