@@ -708,17 +708,6 @@ def _forecast(S, ch, nxt, n_soon, ready, b, hit):
 
 
 @njit(**_INLINE)
-def _host_blocked(S, X, rk, t, features):
-    """Rank ``rk`` takes no host command at ``t``: a refresh is due on it, or (NDA
-    variants) its near-data accelerator owns it."""
-    if S.ref_pending[rk] != 0:
-        return True
-    if features & F_NDA:
-        return nda.host_blocked(X[X_NDA], rk, t)
-    return False
-
-
-@njit(**_INLINE)
 def _bank_phase(P, S, X, ch, t, q, features):
     """Phase 1 of scheduling, per bank: every queued request of a bank needs one of two
     commands (the column command if it hits the open row, else ACT or PRE), so
@@ -766,7 +755,7 @@ def _bank_phase(P, S, X, ch, t, q, features):
         if rk >= nr:
             rk -= nr
         rk += ch * nr
-        if _host_blocked(S, X, rk, t, features):
+        if readyset.host_blocked(S, X, rk, t, features):
             continue
         # the channel and rank parts of each command's readiness, once per rank
         b0 = rk * per_rank
@@ -885,7 +874,7 @@ def _activated_ready(P, S, X, ch, t, q, features):
     nxt = INF
     for k in range(S.n_owned[ch]):
         b = S.owned[ch, k]
-        if S.owner_q[b] != q or _host_blocked(S, X, S.rank_of[b], t, features):
+        if S.owner_q[b] != q or readyset.host_blocked(S, X, S.rank_of[b], t, features):
             continue  # (a due refresh closes the row first)
         ready = _ready(S, RD + q, b)
         if ready <= t:
@@ -932,7 +921,7 @@ def _held_slot(P, S, X, ch, t, q, features):
     for b in range(ch * per_ch, (ch + 1) * per_ch):
         if S.resv_q[b] != q or S.open_row[b] >= 0:
             continue
-        if _host_blocked(S, X, S.rank_of[b], t, features):
+        if readyset.host_blocked(S, X, S.rank_of[b], t, features):
             continue  # (a due refresh or the rank's NDA first)
         ready = _ready(S, ACT, b)
         if ready <= t:
@@ -960,7 +949,7 @@ def _held_slot(P, S, X, ch, t, q, features):
 # a bank) made the plain loop 0.73-0.76x as fast (benchmarks/ab_speed.py, 1ch1r mix,
 # against the loop without the rule, same processes, idle machine); with the arrays,
 # 1.00x. It is _held_slot with features F_NONE written on those arrays: the refresh test
-# is _host_blocked's and the ACT's readiness _ready's (keep them in step). With NDAs
+# is readyset.host_blocked's and the ACT's readiness _ready's (keep them in step). With NDAs
 # (whose rank also blocks the host) the tuple form stays: that variant calls out anyway.
 @njit(**_CALLEE)
 def _held_plain(P, resv_q, resv_id, n_resv_q, open_row, ref_pending, rank_of, earliest,
@@ -1119,7 +1108,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
         for b in range(b0, b0 + P[P_NRANK] * per_rank):
             if S.open_row[b] < 0 or S.pending[0, b] + S.pending[1, b] != 0:
                 continue
-            if _host_blocked(S, X, S.rank_of[b], t, features):
+            if readyset.host_blocked(S, X, S.rank_of[b], t, features):
                 continue
             ready = _ready(S, PRE, b)
             due = S.last_use[b] + P[P_TIMEOUT]
