@@ -920,12 +920,11 @@ def _write_held(P, S, Xn, ch, rk, t, i):
 @njit(**_INLINE)
 def _rank_step(P, T, S, Xn, ch, rk, t):
     """Rank ``rk``'s NDA controller at cycle ``t``: issue at most one command. Returns
-    the next cycle at which it needs to look again (INF: at the host's next step)."""
+    the next cycle at which it needs to look again (INF: at the host's next step).
+    Called only from the launch cycle on (``step``)."""
     prm = Xn.prm
     R = Xn.rk
     launch = prm[N_LAUNCH]
-    if t < launch:
-        return launch
     if R[rk, RK_DONE] != 0:
         return INF
     nxt = INF
@@ -1030,10 +1029,10 @@ def step(P, T, S, Xn, ch, t, tick):
 
     The bookkeeping of every look (``_look``) is inlined; the ranks' controllers are
     called (``_ranks``) only when one of them may act: not before the launch, nor when
-    every kernel is done (``_rank_step`` then returns the launch cycle, or INF, and does
-    nothing else). (A call out of line passed every array of the four state tuples:
-    numba flattens them into its arguments, 844 words pushed per call, measured in the
-    compiled loop; that cost more than the work of a look.)"""
+    every kernel is done (the launch cycle, or INF, is then the answer without them).
+    (A call out of line passed every array of the four state tuples: numba flattens
+    them into its arguments, 844 words pushed per call, measured in the compiled loop;
+    that cost more than the work of a look.)"""
     C = Xn.chs
     if not (tick or S.ch_next[ch] <= t):
         if C[ch, CH_NEXT] > t:
@@ -1052,7 +1051,7 @@ def step(P, T, S, Xn, ch, t, tick):
     _look(P, S, Xn, ch, t)
     launch = Xn.prm[N_LAUNCH]
     if t < launch:
-        nxt = launch  # (every rank's _rank_step returns it, doing nothing)
+        nxt = launch  # (no controller acts before it)
     else:
         nxt = INF
         nr = P[layout.P_NRANK]
