@@ -99,7 +99,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from memsim.engine import layout, nda, queues, readyset, subbank
+from memsim.engine import layout, nda, readyset, subbank
 from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import COMPILED as _COMPILED
 from memsim.engine.jit import INLINE as _INLINE
@@ -708,6 +708,17 @@ def _forecast(S, ch, nxt, n_soon, ready, b, hit):
 
 
 @njit(**_INLINE)
+def _host_blocked(S, X, rk, t, features):
+    """Rank ``rk`` takes no host command at ``t``: a refresh is due on it, or (NDA
+    variants) its near-data accelerator owns it."""
+    if S.ref_pending[rk] != 0:
+        return True
+    if features & F_NDA:
+        return nda.host_blocked(X[X_NDA], rk, t)
+    return False
+
+
+@njit(**_INLINE)
 def _bank_phase(P, S, X, ch, t, q, features):
     """Phase 1 of scheduling, per bank: every queued request of a bank needs one of two
     commands (the column command if it hits the open row, else ACT or PRE), so
@@ -755,7 +766,7 @@ def _bank_phase(P, S, X, ch, t, q, features):
         if rk >= nr:
             rk -= nr
         rk += ch * nr
-        if readyset.host_blocked(S, X, rk, t, features):
+        if _host_blocked(S, X, rk, t, features):
             continue
         # the channel and rank parts of each command's readiness, once per rank
         b0 = rk * per_rank
@@ -874,7 +885,7 @@ def _activated_ready(P, S, X, ch, t, q, features):
     nxt = INF
     for k in range(S.n_owned[ch]):
         b = S.owned[ch, k]
-        if S.owner_q[b] != q or readyset.host_blocked(S, X, S.rank_of[b], t, features):
+        if S.owner_q[b] != q or _host_blocked(S, X, S.rank_of[b], t, features):
             continue  # (a due refresh closes the row first)
         ready = _ready(S, RD + q, b)
         if ready <= t:
@@ -921,7 +932,7 @@ def _held_slot(P, S, X, ch, t, q, features):
     for b in range(ch * per_ch, (ch + 1) * per_ch):
         if S.resv_q[b] != q or S.open_row[b] >= 0:
             continue
-        if readyset.host_blocked(S, X, S.rank_of[b], t, features):
+        if _host_blocked(S, X, S.rank_of[b], t, features):
             continue  # (a due refresh or the rank's NDA first)
         ready = _ready(S, ACT, b)
         if ready <= t:
@@ -949,7 +960,7 @@ def _held_slot(P, S, X, ch, t, q, features):
 # a bank) made the plain loop 0.73-0.76x as fast (benchmarks/ab_speed.py, 1ch1r mix,
 # against the loop without the rule, same processes, idle machine); with the arrays,
 # 1.00x. It is _held_slot with features F_NONE written on those arrays: the refresh test
-# is readyset.host_blocked's and the ACT's readiness _ready's (keep them in step). With NDAs
+# is _host_blocked's and the ACT's readiness _ready's (keep them in step). With NDAs
 # (whose rank also blocks the host) the tuple form stays: that variant calls out anyway.
 @njit(**_CALLEE)
 def _held_plain(P, resv_q, resv_id, n_resv_q, open_row, ref_pending, rank_of, earliest,
@@ -1003,11 +1014,10 @@ def _schedule_channel(P, T, S, X, ch, t, features):
     # (the ready-set variants compute the phase from the ready sets every decision;
     # each test is ``features & _RS_OFF`` itself, which numba resolves before typing, so
     # a variant types and compiles one phase, not both)
-    # (the ready-set variants neither read nor keep clean_at)
     clean = False
     if features & _RS_OFF:
         clean = S.clean_at[ch] == t and P[P_POLICY] != PAGE_TIMEOUT
-        S.clean_at[ch] = -1
+    S.clean_at[ch] = -1
     _update_write_mode(P, S, X, ch, t, features)
     nxt = INF
     if P[P_REFRESH] != 0:
@@ -1098,7 +1108,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
             # nothing could issue after all (hits held back by the row-hit cap): the full
             # bank phase finds when something next becomes ready
             n_ready, bank_next = _bank_phase(P, S, X, ch, t, q, features)
-        S.clean_at[ch] = bank_next
+    S.clean_at[ch] = bank_next
     if bank_next < nxt:
         nxt = bank_next
 
@@ -1108,7 +1118,7 @@ def _schedule_channel(P, T, S, X, ch, t, features):
         for b in range(b0, b0 + P[P_NRANK] * per_rank):
             if S.open_row[b] < 0 or S.pending[0, b] + S.pending[1, b] != 0:
                 continue
-            if readyset.host_blocked(S, X, S.rank_of[b], t, features):
+            if _host_blocked(S, X, S.rank_of[b], t, features):
                 continue
             ready = _ready(S, PRE, b)
             due = S.last_use[b] + P[P_TIMEOUT]
@@ -1131,7 +1141,7 @@ NEED_INPUT, DONE, LOG_FULL, STUCK, PAUSED, STARVED = 0, 1, 2, 3, 4, 5
 
 def _mechanism_sources(features: int) -> str:
     """A digest of the source of the mechanism modules compiled into a variant (and of
-    the modules part of every variant: layout, step, readyset, queues). numba's
+    memsim.engine.layout and memsim.engine.step, part of every variant). numba's
     disk cache knows a compiled loop by this file (its time stamp) and by the loop's
     closure, not by the modules whose helpers are inlined into it: the digest goes into
     the closure, so that editing such a module compiles the variant anew."""
@@ -1143,8 +1153,6 @@ def _mechanism_sources(features: int) -> str:
     h.update(Path(step_engine.__file__).read_bytes())
     # the ready sets: marked by every variant's commands (engine/readyset.py)
     h.update(Path(readyset.__file__).read_bytes())
-    # the enqueue: every variant's front end (engine/queues.py)
-    h.update(Path(queues.__file__).read_bytes())
     for bit, module in ((F_SUBBANK, subbank), (F_NDA, nda), (F_ECC, ecc_engine),
                         (F_CORES, cores_engine), (F_REFSB, refresh_engine)):
         if features & bit:
@@ -1235,16 +1243,32 @@ def make_loop(features: int):
                 if n_q >= cap:
                     blocked_full = True
                     break
+                k = (S.q_head[q, ch] + n_q) & P[P_QMASK]
+                S.q_id[q, ch, k] = req_base + idx
                 # latency counts from the trace timestamp (as fast as possible: from when
                 # the request got its outstanding slot): waiting for room in a full queue
                 # is part of it (and counted apart as the front-end wait). Branch-free:
                 # measured ~12% faster on streams than an if on ``timed``.
                 r = F[F_NREQ]
                 since = arrival[idx] * timed_int + S.freed[r & P[P_FMASK]] * (1 - timed_int)
-                S.counters[C_FE_SUM_R + q] += t - since
-                queues.enqueue(P, S, q, ch, req_base + idx, since, b, row[idx], col[idx], t)
+                fe_wait = t - since
+                S.q_arr[q, ch, k] = since
+                S.counters[C_FE_SUM_R + q] += fe_wait
+                S.q_bank[q, ch, k] = b
+                S.q_row[q, ch, k] = row[idx]
+                S.q_col[q, ch, k] = col[idx]
+                S.q_cat[q, ch, k] = CAT_NONE
+                S.q_len[q, ch] = n_q + 1
+                queue_link(P, S, q, ch, k, b)
+                S.pending[q, b] += 1
+                S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
+                readyset.touch_bank(S, q, b)
+                if S.open_row[b] == row[idx]:
+                    S.hits_pending[q, b] += 1
                 if not timed:
                     F[F_NREQ] = r + 1
+                S.ch_next[ch] = t
+                S.clean_at[ch] = -1
                 idx += 1
             F[F_IDX] = idx
             if idx == n and need_input:

@@ -73,19 +73,22 @@ from collections import namedtuple
 
 from numba import njit
 
-from memsim.engine import queues
+from memsim.engine import readyset
 from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import (
+    CAT_NONE,
     CORES_AT_RUN_TIME,
     F_CORES,
     INF,
     P_CORES,
+    P_QMASK,
     P_RQ_CAP,
     P_WM_HI,
     P_WM_LO,
     P_WQ_CAP,
     hist_index,
+    queue_link,
 )
 
 # the variants whose loops run this module's helpers (memsim.engine.jit.in_variant)
@@ -359,7 +362,22 @@ def _send(P, S, C, j, t):
         return False
     st = C.st
     pos = st[j, K_POS]
-    queues.enqueue(P, S, q, ch, pos * C.prm[CP_N] + j, t, b, C.tr_row[i], C.tr_col[i], t)
+    k = (S.q_head[q, ch] + n_q) & P[P_QMASK]
+    S.q_id[q, ch, k] = pos * C.prm[CP_N] + j
+    S.q_arr[q, ch, k] = t
+    S.q_bank[q, ch, k] = b
+    S.q_row[q, ch, k] = C.tr_row[i]
+    S.q_col[q, ch, k] = C.tr_col[i]
+    S.q_cat[q, ch, k] = CAT_NONE
+    S.q_len[q, ch] = n_q + 1
+    queue_link(P, S, q, ch, k, b)
+    S.pending[q, b] += 1
+    S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
+    readyset.touch_bank(S, q, b)
+    if S.open_row[b] == C.tr_row[i]:
+        S.hits_pending[q, b] += 1
+    S.ch_next[ch] = t
+    S.clean_at[ch] = -1
     # the access enters the ROB: a store is complete at once, a load when its data is
     # back (not known yet)
     fetched = st[j, K_FETCHED]

@@ -35,7 +35,7 @@ from collections import namedtuple
 from numba import njit
 
 from memsim.engine import core as _c
-from memsim.engine import layout, queues
+from memsim.engine import layout, readyset
 
 # Kinds and flags of an id (must match memsim.ecc: checked in memsim.engine.__init__)
 KIND_DATA, KIND_RMW_READ, KIND_ECC_READ, KIND_ECC_WRITE = range(4)
@@ -54,6 +54,28 @@ EccState = namedtuple("EccState", "ids params counters park_id park_arr park_ban
 _INLINE = _c._INLINE
 # the variants whose loops run this module's helpers (memsim.engine.jit.in_variant)
 JIT_FEATURE = layout.F_ECC
+
+
+@njit(**_INLINE)
+def _enqueue(P, S, q, ch, qid, arr, b, row, col, t):
+    """Put a request in queue ``q`` (the plain loop's enqueue, for one entry)."""
+    n_q = S.q_len[q, ch]
+    k = (S.q_head[q, ch] + n_q) & P[layout.P_QMASK]
+    S.q_id[q, ch, k] = qid
+    S.q_arr[q, ch, k] = arr
+    S.q_bank[q, ch, k] = b
+    S.q_row[q, ch, k] = row
+    S.q_col[q, ch, k] = col
+    S.q_cat[q, ch, k] = layout.CAT_NONE
+    S.q_len[q, ch] = n_q + 1
+    layout.queue_link(P, S, q, ch, k, b)
+    S.pending[q, b] += 1
+    S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
+    readyset.touch_bank(S, q, b)
+    if S.open_row[b] == row:
+        S.hits_pending[q, b] += 1
+    S.ch_next[ch] = t
+    S.clean_at[ch] = -1
 
 
 @njit(**_INLINE)
@@ -95,7 +117,7 @@ def admit(P, S, E, t, idx, n, arrival, is_write, bank, row, col, timed_int):
             E.park_col[ch, k] = col[j]
             E.n_park[ch] = k + 1
         else:
-            queues.enqueue(P, S, 1 if is_write[j] != 0 else 0, ch, qid, arr, bank[j], row[j],
+            _enqueue(P, S, 1 if is_write[j] != 0 else 0, ch, qid, arr, bank[j], row[j],
                      col[j], t)
     if timed_int == 0:
         S.F[layout.F_NREQ] = r + 1  # the request; its extra accesses hold no slot
@@ -125,7 +147,7 @@ def _release_write(P, S, E, ch, key, t):
     """The read of partial write ``key`` issued: the write enters the write queue."""
     for k in range(E.n_park[ch]):
         if (E.park_id[ch, k] >> ID_SHIFT) == key:
-            queues.enqueue(P, S, 1, ch, E.park_id[ch, k], E.park_arr[ch, k], E.park_bank[ch, k],
+            _enqueue(P, S, 1, ch, E.park_id[ch, k], E.park_arr[ch, k], E.park_bank[ch, k],
                      E.park_row[ch, k], E.park_col[ch, k], t)
             last = E.n_park[ch] - 1
             E.park_id[ch, k] = E.park_id[ch, last]

@@ -751,8 +751,9 @@ def _log(P, S, t, cmd, b, row, col):
 
 @njit(**_INLINE)
 def _host_changed(S, ch, t):
-    """An NDA command changed the bank state or the timing the host sees (its ready
-    sets are marked by the command): the host looks again next cycle."""
+    """An NDA command changed the bank state or the timing the host sees: its forecast
+    of ready commands is void, and it looks again next cycle."""
+    S.clean_at[ch] = -1
     if S.ch_next[ch] > t + 1:
         S.ch_next[ch] = t + 1
 
@@ -841,6 +842,7 @@ def _issue_column(P, T, S, Xn, ch, rk, t, i, cmd):
     _log(P, S, t, cmd, b, Xn.w_row[rk, i], Xn.w_col[rk, i])
     Xn.w_head[rk] = (i + 1) % Xn.prm[N_W]
     Xn.w_len[rk] -= 1
+    S.clean_at[ch] = -1
 
 
 # ---------------------------------------------------------------- arbitration
@@ -920,11 +922,12 @@ def _write_held(P, S, Xn, ch, rk, t, i):
 @njit(**_INLINE)
 def _rank_step(P, T, S, Xn, ch, rk, t):
     """Rank ``rk``'s NDA controller at cycle ``t``: issue at most one command. Returns
-    the next cycle at which it needs to look again (INF: at the host's next step).
-    Called only from the launch cycle on (``step``)."""
+    the next cycle at which it needs to look again (INF: at the host's next step)."""
     prm = Xn.prm
     R = Xn.rk
     launch = prm[N_LAUNCH]
+    if t < launch:
+        return launch
     if R[rk, RK_DONE] != 0:
         return INF
     nxt = INF
@@ -932,8 +935,10 @@ def _rank_step(P, T, S, Xn, ch, rk, t):
         hs = prm[N_HSLICE]
         period = hs + prm[N_NSLICE]
         phase = (t - launch) % period
-        if phase == 0 and S.ch_next[ch] > t:
-            S.ch_next[ch] = t  # the host's slice begins
+        if phase == 0 or phase == hs:
+            S.clean_at[ch] = -1  # the rank changes hands
+            if phase == 0 and S.ch_next[ch] > t:
+                S.ch_next[ch] = t  # the host's slice begins
         if phase < hs:
             return t - phase + hs
         nxt = t - phase + period
@@ -943,6 +948,7 @@ def _rank_step(P, T, S, Xn, ch, rk, t):
     n = Xn.w_len[rk]
     if n == 0:
         R[rk, RK_DONE] = 1  # the kernel is done (and does not repeat)
+        S.clean_at[ch] = -1
         if S.ch_next[ch] > t:
             S.ch_next[ch] = t
         return INF
@@ -1029,10 +1035,10 @@ def step(P, T, S, Xn, ch, t, tick):
 
     The bookkeeping of every look (``_look``) is inlined; the ranks' controllers are
     called (``_ranks``) only when one of them may act: not before the launch, nor when
-    every kernel is done (the launch cycle, or INF, is then the answer without them).
-    (A call out of line passed every array of the four state tuples: numba flattens
-    them into its arguments, 844 words pushed per call, measured in the compiled loop;
-    that cost more than the work of a look.)"""
+    every kernel is done (``_rank_step`` then returns the launch cycle, or INF, and does
+    nothing else). (A call out of line passed every array of the four state tuples:
+    numba flattens them into its arguments, 844 words pushed per call, measured in the
+    compiled loop; that cost more than the work of a look.)"""
     C = Xn.chs
     if not (tick or S.ch_next[ch] <= t):
         if C[ch, CH_NEXT] > t:
@@ -1051,7 +1057,7 @@ def step(P, T, S, Xn, ch, t, tick):
     _look(P, S, Xn, ch, t)
     launch = Xn.prm[N_LAUNCH]
     if t < launch:
-        nxt = launch  # (no controller acts before it)
+        nxt = launch  # (every rank's _rank_step returns it, doing nothing)
     else:
         nxt = INF
         nr = P[layout.P_NRANK]

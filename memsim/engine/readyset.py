@@ -89,18 +89,6 @@ RS_FMIN = 7  # + kind: 7, 8, 9
 
 
 @njit(**_INLINE)
-def host_blocked(S, X, rk, t, features):
-    """Rank ``rk`` takes no host command at ``t``: a refresh is due on it, or (NDA
-    variants) its near-data accelerator owns it. (Here, not in core, which imports this
-    module: the bank phase below and core's own phases ask it.)"""
-    if S.ref_pending[rk] != 0:
-        return True
-    if features & F_NDA:
-        return nda.host_blocked(X[X_NDA], rk, t)
-    return False
-
-
-@njit(**_INLINE)
 def row(q, rk):
     """Start of the (queue, rank) row in ``S.rs`` (a rank's two rows side by side)."""
     return (((rk << 1) | q) << RS_SHIFT) & NONNEG
@@ -259,8 +247,10 @@ def bank_phase(P, S, X, ch, t, q, features):
     n_ready = 0
     nxt = INF
     for rk in range(ch * nr, ch * nr + nr):
-        if host_blocked(S, X, rk, t, features):
-            continue  # a due refresh, or its NDA owns it: the rank takes no host command
+        if S.ref_pending[rk] != 0:
+            continue  # a due refresh: the rank takes no command of the host
+        if features & F_NDA and nda.host_blocked(X[X_NDA], rk, t):
+            continue  # (nor while its NDA owns it)
         r = row(q, rk)
         d = S.rs[r + RS_DIRTY]
         if d != 0:
