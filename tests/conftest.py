@@ -31,7 +31,7 @@ import pytest
 # compile is LLVM optimising the machine code (numba's default, NUMBA_OPT=3). The tests
 # check what the loop computes, which the level does not change (integer and IEEE
 # arithmetic, no fast-math), so the suite compiles at level 1: LLVM then takes about
-# 0.7x the time, the whole compile 0.82-0.84x (README, Speed). numba's disk cache does
+# 0.7x the time, the whole compile 0.82-0.84x (docs/speed.md). numba's disk cache does
 # not tell the levels apart (its index keys on the signature, the CPU and the function's code), so
 # the test run keeps its own cache, in tests/__pycache__ (or under a NUMBA_CACHE_DIR
 # of the user's), and a user's runs keep loading and writing the level-3 loops beside

@@ -8,7 +8,7 @@ suite compiles two variants fewer. Not stepping, the loop pays one predictable b
 per decision (the stop as the next event's candidate; the pause check shares the
 command log's branch) and, replaying timed, one per column command (the completion
 record sits on the timed path, so as fast as possible pays nothing there; a stepped
-engine is always timed). Measured: benchmarks/ab_speed.py, README Speed.
+engine is always timed). Measured: benchmarks/ab_speed.py, docs/speed.md.
 Every engine's ``X[X_STEP]`` is a ``Step`` (one-element arrays when not stepping), so
 that the loop's argument types, and with them its compiled code, are the same.
 

@@ -43,7 +43,7 @@ the row ``seen[u, 2]``, ``seen[u, 3]`` the scan that last looked at a request of
 closed unit, whose command, unit, kind and wait were ``seen[u, 4:8]``. ``scan_stamp``
 per unit: the scan in which a request last waited on the unit's row under a row-hit cap
 (:func:`_may_close`; kept here rather than in the state tuple every variant takes: two
-unused arrays there measured a few per cent slower, README "Speed"). ``rk_ready`` per
+unused arrays there measured a few per cent slower, docs/speed.md). ``rk_ready`` per
 rank: the channel, rank and power nodes' part of the readiness of ACT, PRE and the
 scanned queue's column command (:func:`_rank_parts`).
 """
