@@ -410,12 +410,13 @@ def wide_list(P, S, X, ch, t, q, features):
             ok2 = 0
             m = (ONE << per_rank) - ONE
             for j in range(nrk):
-                if not _blocked(S, X, rk0 + j, t, features):
-                    if max(c0, e[ei(rn + j, col)]) <= t:
+                # (a rank part is read only for a kind with ready banks in the rank)
+                if (r0 | r1 | r2) & m != 0 and not _blocked(S, X, rk0 + j, t, features):
+                    if r0 & m != 0 and max(c0, e[ei(rn + j, col)]) <= t:
                         ok0 |= m
-                    if max(c1, e[ei(rn + j, ACT)]) <= t:
+                    if r1 & m != 0 and max(c1, e[ei(rn + j, ACT)]) <= t:
                         ok1 |= m
-                    if max(c2, e[ei(rn + j, PRE)]) <= t:
+                    if r2 & m != 0 and max(c2, e[ei(rn + j, PRE)]) <= t:
                         ok2 |= m
                 m = m << per_rank
             n_ready = _list(r0 & ok0, b0, 1, ready_bank, ready_hit, n_ready)
