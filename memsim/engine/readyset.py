@@ -28,7 +28,7 @@ future banks walked, where 41 / 58 / 72 banks were visited.
 The cost: no list of the banks the forecast names (``core._bank_phase`` keeps one in
 ``soon_*``, so that the wake-up at the forecast cycle reads it instead of running the
 phase): streams and the mix run the phase twice as often. Keeping that list (exact,
-tried) made the inlined loop slower everywhere (README, "Ready sets").
+tried) made the inlined loop slower everywhere (docs/speed.md, "Ready sets").
 
 Exactly the same decisions as ``core._bank_phase``: the ready list holds the same
 (bank, kind) pairs (in another order, which ``core._pick`` does not depend on: it takes
@@ -304,7 +304,7 @@ def bank_phase(P, S, X, ch, t, q, features):
 # ------------------------------------------------- channel-wide sets (more than one rank)
 #
 # At 4 ranks the per-rank phase above takes 12 ``_kind`` steps a decision (rank x kind),
-# mostly fixed cost: set tests, the rank part's loads, the forecast (README, "Where a
+# mostly fixed cost: set tests, the rank part's loads, the forecast (docs/speed.md, "Where a
 # request's time goes at 1 and 4 ranks"). The plain loop with more than one rank
 # (``F_RANKS``) keeps its sets per *segment* instead: as many whole ranks as 64 bits
 # hold (4 ranks of 16 banks), the sets in the rows of the segment's first rank with the
