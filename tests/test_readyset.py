@@ -18,9 +18,8 @@ from memsim import sim
 from memsim.engine import core, readyset
 from memsim.trace import generate
 
-seen = {"decisions": 0, "wide": 0, "ready": 0, "earlier": 0}
+seen = {"decisions": 0, "ready": 0, "earlier": 0}
 rs_phase = readyset.bank_phase
-wide_list = readyset.wide_list
 
 
 def checked(P, S, X, ch, t, q, features):
@@ -36,25 +35,7 @@ def checked(P, S, X, ch, t, q, features):
     return n, nxt
 
 
-# the same for the channel-wide sets (the plain loop at more than one rank): the list,
-# and the forecast, which the loop takes only when nothing can issue
-def checked_wide(P, S, X, ch, t, q, features):
-    n_old, nxt_old = core._bank_phase(P, S, X, ch, t, q, features)
-    old = sorted(zip(S.ready_bank[ch, :n_old].tolist(), S.ready_hit[ch, :n_old].tolist()))
-    n = wide_list(P, S, X, ch, t, q, features)
-    new = sorted(zip(S.ready_bank[ch, :n].tolist(), S.ready_hit[ch, :n].tolist()))
-    assert new == old, (t, ch, q, new, old)
-    nxt = readyset.wide_forecast(P, S, X, ch, t, q, features)
-    assert t < nxt <= nxt_old, (t, ch, q, nxt, nxt_old)
-    seen["decisions"] += 1
-    seen["wide"] += 1
-    seen["ready"] += int(n)
-    seen["earlier"] += int(nxt < nxt_old)
-    return n
-
-
 readyset.bank_phase = checked
-readyset.wide_list = checked_wide
 preset, kind, write_ratio, overrides = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4:]
 _, w, a = generate(kind, 1500, seed=5, write_ratio=write_ratio, footprint_bytes=1 << 30)
 sim.run_arrays(a, w, None, preset, overrides)
@@ -64,25 +45,20 @@ print(json.dumps(seen))
 CASES = [
     # one rank, FR-FCFS with its row-hit cap (the PRE rule reads the bypass count)
     ("ddr4_2400_x8_1ch1r", "random", 0.3,
-     ["controller.scheduler=frfcfs_cap", "dram.timing.tREFI=700"], False),
-    # four ranks (rank parts, other-rank rules), closed page (auto-precharge closes):
-    # one channel-wide set of 64 banks (bit 63 used)
+     ["controller.scheduler=frfcfs_cap", "dram.timing.tREFI=700"]),
+    # four ranks (rank parts, other-rank rules), closed page (auto-precharge closes)
     ("ddr4_2400_x8_1ch1r", "random", 0.0,
-     ["dram.ranks=4", "controller.page_policy=closed"], True),
+     ["dram.ranks=4", "controller.page_policy=closed"]),
     # two channels of two ranks, a mix with writes (both queues' sets), FCFS
-    ("ddr4_3200_x8_2ch2r", "mix", 0.3, ["controller.scheduler=fcfs"], True),
-    # eight ranks: two segments of four a channel; the row-hit cap (the forecast taken
-    # with banks listed), refresh often (blocked ranks)
-    ("ddr4_2400_x8_1ch1r", "random", 0.3,
-     ["dram.ranks=8", "controller.scheduler=frfcfs_cap", "dram.timing.tREFI=700"], True),
+    ("ddr4_3200_x8_2ch2r", "mix", 0.3, ["controller.scheduler=fcfs"]),
     # NDAs sharing the ranks: their commands mark banks, time slices block ranks
-    ("ddr4_2400_x8_1ch2r_nda_axpy", "random", 0.3, ["nda.policy=time_slice"], False),
+    ("ddr4_2400_x8_1ch2r_nda_axpy", "random", 0.3, ["nda.policy=time_slice"]),
 ]
 
 
-@pytest.mark.parametrize("preset,kind,write_ratio,overrides,wide", CASES,
-                         ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(CASES)])
-def test_ready_sets_match_the_bank_phase(preset, kind, write_ratio, overrides, wide):
+@pytest.mark.parametrize("preset,kind,write_ratio,overrides", CASES,
+                         ids=[c[0] + "-" + c[1] for c in CASES])
+def test_ready_sets_match_the_bank_phase(preset, kind, write_ratio, overrides):
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
     out = subprocess.run([sys.executable, "-c", SCRIPT, preset, kind, str(write_ratio),
                           *overrides], env=env, capture_output=True, text=True,
@@ -91,5 +67,3 @@ def test_ready_sets_match_the_bank_phase(preset, kind, write_ratio, overrides, w
     seen = json.loads(out.stdout)
     # the check ran on every decision of a run that found work ready
     assert seen["decisions"] > 1500 and seen["ready"] > 1500
-    # the plain loop at more than one rank takes the channel-wide sets, every decision
-    assert seen["wide"] == (seen["decisions"] if wide else 0)

@@ -341,7 +341,8 @@ class Engine:
             soon_hit=np.zeros((nch, 2 * nr * nbg * nba), i64),
             soon_n=np.zeros(nch, i64),
             # every set empty, nothing dirty; their lower bounds at "never"
-            rs=readyset.initial(nch, nr, nbg * nba),
+            rs=np.tile(np.where(np.arange(readyset.RS_ROW) >= readyset.RS_FMIN, core.INF, 0)
+                       .astype(i64), 2 * nch * nr),
             rs_loc=np.zeros(2 * nb * 2, i64),
             F=F,
             heap=np.zeros(max_out + 1, i64),
@@ -427,11 +428,6 @@ class Engine:
                 pair_end=np.zeros((nch, c.read_queue), i64),
                 pair_arr=np.zeros((nch, c.read_queue), i64),
                 n_pair=np.zeros(nch, i64)))
-        if self.features == core.F_NONE and nr > 1 and 2 * nbg * nba <= 64:
-            # the plain loop at more than one rank: channel-wide ready sets
-            # (engine/readyset.py, wide_bank_phase), a variant of its own so that the
-            # one-rank loop stays as it is
-            self.features |= core.F_RANKS
         self.loop = core.loop(self.features)
         self._entry = None
         self.requests_fed = 0

@@ -149,7 +149,6 @@ from memsim.engine.layout import (  # noqa: F401 - re-exported: core.X as before
     F_NONE,
     F_NOW,
     F_NREQ,
-    F_RANKS,
     F_REFSB,
     F_SCAN,
     F_SUBBANK,
@@ -1071,8 +1070,6 @@ def _schedule_channel(P, T, S, X, ch, t, features):
     else:
         if features & _RS_OFF:
             n_ready, bank_next = _bank_phase(P, S, X, ch, t, q, features)
-        elif features & F_RANKS:
-            n_ready, bank_next = readyset.wide_bank_phase(P, S, X, ch, t, q, features)
         else:
             n_ready, bank_next = readyset.bank_phase(P, S, X, ch, t, q, features)
         banks = S.ready_bank[ch]
