@@ -28,7 +28,7 @@ future banks walked, where 41 / 58 / 72 banks were visited.
 The cost: no list of the banks the forecast names (``core._bank_phase`` keeps one in
 ``soon_*``, so that the wake-up at the forecast cycle reads it instead of running the
 phase): streams and the mix run the phase twice as often. Keeping that list (exact,
-tried) made the inlined loop slower everywhere (README, "Ready sets").
+tried) made the inlined loop slower everywhere (docs/speed.md, "Ready sets").
 
 Exactly the same decisions as ``core._bank_phase``: the ready list holds the same
 (bank, kind) pairs (in another order, which ``core._pick`` does not depend on: it takes
