@@ -4,7 +4,8 @@
 step the loop calls rather than inlines (sub-banks, NDAs); not cached on its own, since
 numba would key that cache on its own file alone, not on the helpers of other modules
 inlined into it, while the cached loop holds its code anyway. ``INLINE``: a helper
-inlined into whatever compiled function calls it (see :func:`inline_into_compiled`).
+inlined into whatever compiled function calls it (see :func:`inline_into_compiled`),
+not cached on its own either (below).
 No runtime reference counting anywhere (``_nrt=False``): the engine allocates nothing.
 """
 
@@ -51,7 +52,12 @@ def in_variant(compiled, helper) -> bool:
     return bool(features & bit)
 
 
-INLINE = dict(COMPILED, inline=inline_into_compiled)
+# Not ``cache=True``: a helper is only ever compiled inlined into a cached function (its
+# code is in that function's cache), while numba sets up a disk cache (a locator that
+# finds and checks the cache directory) for every function decorated with it, when the
+# module is imported: for the engine's 135 helpers that was about 30 of the 320 ms that
+# importing memsim.sim took after numba and numpy (docs/speed.md, "Start-up and memory").
+INLINE = dict(CALLEE, inline=inline_into_compiled)
 
 
 # Set by ``memsim run`` (memsim.cli.cmd_run), a process that compiles nothing but the
