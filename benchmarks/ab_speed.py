@@ -3,9 +3,12 @@
     python benchmarks/ab_speed.py OLD_TREE NEW_TREE [--processes 5] [--rounds 4]
 
 Why in-process: on these machines the same compiled engine runs up to 25% faster or
-slower from one process to the next (where its machine code and arrays land), so two
-separate runs of benchmarks/throughput.py can disagree by more than the change being
-measured. Here each worker process loads both versions (as renamed copies of the
+slower from one run to the next, so two separate runs of benchmarks/throughput.py can
+disagree by more than the change being measured. The spread is the machine's (the other
+vCPU, the host): within one process, an engine reused with its arrays at the same
+addresses spread as widely as fresh ones (docs/speed.md, "Where the spread between
+processes comes from"), so only alternating the versions, as here, cancels it. Here
+each worker process loads both versions (as renamed copies of the
 ``memsim`` package, each with its own numba cache), decodes the trace once and feeds
 the same arrays to each engine in turn, ``--rounds`` times. The report per case is the
 median over processes of each version's median rate (and the ratio), plus the best
