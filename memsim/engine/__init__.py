@@ -20,7 +20,7 @@ from memsim import nda as nda_mod
 from memsim.config import ConfigError
 from memsim.dram import spec as spec_mod
 from memsim.dram import subbank as subbank_data
-from memsim.engine import core, jit, layout, readyset, subbank
+from memsim.engine import channels, core, jit, layout, readyset, subbank
 from memsim.engine import cores as cores_mod
 from memsim.engine import ecc as ecc_engine
 from memsim.engine import nda as nda_engine
@@ -432,6 +432,14 @@ class Engine:
         self._entry = None
         self.requests_fed = 0
         self.done = False
+        # channels on threads of their own (engine/channels.py): the same results;
+        # "auto" decides after the first chunk, which runs in the one loop
+        self.threads = None
+        self._max_out = max_out
+        self.channel_threads = channels.mode(nch, self.features, log_sink is not None,
+                                             tick, step)
+        if self.channel_threads == "on":
+            self.threads = channels.Threads(self.S, spec, max_out)
 
     def _set_x(self, slot: int, state) -> None:
         self.X = self.X[:slot] + (state,) + self.X[slot + 1:]
@@ -459,6 +467,11 @@ class Engine:
                 np.ascontiguousarray(column, np.int64))
         if final and self.stepping:
             self.X[core.X_STEP].ctl[step_mod.ST_STOP] = core.INF  # run to the end
+        if self.threads is not None:
+            if self.threads.feed(self.P, self.T, self.X, args, self.requests_fed, final):
+                self.done = True
+            self.requests_fed += len(arrival)
+            return
         while True:
             status = self.loop(self.P, self.T, S, self.X, *args, np.int64(self.requests_fed),
                                     final)
@@ -479,6 +492,10 @@ class Engine:
         self.requests_fed += len(arrival)
         if status == core.DONE:
             self.done = True
+        elif self.channel_threads == "auto" and len(arrival):
+            self.channel_threads = "on" if channels.worth_it(S.counters) else "off"
+            if self.channel_threads == "on":
+                self.threads = channels.Threads(S, self.spec, self._max_out)
 
     def _starved(self) -> StarvationError:
         """The error for the request the cores' progress guard caught."""
@@ -561,10 +578,15 @@ class Engine:
         non-final chunk returns at once and changes nothing. One process at a time
         compiles a variant (see compile_lock); the others then load it from the cache."""
         empty = np.zeros(0, np.int64)
-        with (compile_lock(self.features), jit.blas_probe_skipped(),
-              jit.registries_deferred(self.loop)):
-            self.loop(self.P, self.T, self.S, self.X, empty, empty, empty, empty, empty,
-                      np.int64(self.requests_fed), False)
+        if self.threads is None:
+            with (compile_lock(self.features), jit.blas_probe_skipped(),
+                  jit.registries_deferred(self.loop)):
+                self.loop(self.P, self.T, self.S, self.X, empty, empty, empty, empty,
+                          empty, np.int64(self.requests_fed), False)
+        if self.channel_threads != "off":
+            with (compile_lock(channels.LOCK_KEY), jit.blas_probe_skipped(),
+                  jit.registries_deferred(channels.channel_loop())):
+                channels.warm_up(self.P, self.T, self.S, self.X)
 
     def finish(self) -> None:
         """Serve everything still queued."""
