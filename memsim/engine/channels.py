@@ -81,6 +81,7 @@ SY_DONE = 0  # every cycle before this one decided
 SY_REMOVED = 1  # entries written to removed[ch]
 SY_ENDS = 2  # entries written to ends[ch]
 SY_NEXT = 3  # the channel's next decision, unless a request enters its queue first
+SY_EMPTY = 4  # the first cycle with every request of the run served in it (INF: not yet)
 # the rings' length: a thread writes at most this many entries ahead of the slowest
 # reader (it waits for room; readers take entries at every cycle of theirs)
 RING = 1 << 14
@@ -203,6 +204,36 @@ def _ring_room(sync, got, me, nch, which, written):
             if spins >= SPINS:
                 _sched_yield()
                 spins = 0
+
+
+@njit(**core._INLINE)
+def _run_end(sync, me, nch, t):
+    """This thread's channel has served all its requests by ``t``: the cycle the run
+    ends (every channel served all of its), if that is ``t`` or earlier, else -1 (a
+    channel still has requests at ``t``). Waits for a channel that may have emptied but
+    has not said."""
+    end = _load_acquire(sync, me * SY_STRIDE + SY_EMPTY)
+    for x in range(nch):
+        if x == me:
+            continue
+        spins = 0
+        while True:
+            # (progress first: a channel says it emptied before it moves past that cycle)
+            d = _load_acquire(sync, x * SY_STRIDE + SY_DONE)
+            e = _load_acquire(sync, x * SY_STRIDE + SY_EMPTY)
+            if e != INF:
+                if e > t:
+                    return -1
+                if e > end:
+                    end = e
+                break
+            if d > t:
+                return -1  # (it has requests past t)
+            spins += 1
+            if spins >= SPINS:
+                _sched_yield()
+                spins = 0
+    return end
 
 
 @njit(**core._INLINE)
@@ -338,9 +369,16 @@ def make_channel_loop():
                 _publish_done(sync, me, t, S.ch_next[me])
                 return core.NEED_INPUT
             if idx == n and S.q_len[0, me] + S.q_len[1, me] == 0:
-                F[F_NOW] = t
-                _publish_done(sync, me, INF, INF)  # nothing more to decide, or to serve
-                return core.DONE
+                # every request of this channel served: the run ends at the first cycle
+                # at which every channel's are (till then refresh and the page timeout
+                # go on deciding here, as in the one loop)
+                if sync[me * SY_STRIDE + SY_EMPTY] == INF:
+                    _store_release(sync, me * SY_STRIDE + SY_EMPTY, t)
+                end = _run_end(sync, me, nch, t)
+                if end >= 0:
+                    F[F_NOW] = end
+                    _publish_done(sync, me, INF, INF)
+                    return core.DONE
 
             # --- this channel's decisions
             if S.ch_next[me] <= t:
@@ -471,6 +509,7 @@ class Threads:
         self.sync = np.zeros(nch * SY_STRIDE, i64)
         self.sync[SY_DONE::SY_STRIDE] = S.F[F_NOW]
         self.sync[SY_NEXT::SY_STRIDE] = S.ch_next
+        self.sync[SY_EMPTY::SY_STRIDE] = INF
         self.removed = np.zeros((nch, RING, 2), i64)
         self.ends = np.zeros((nch, RING), i64)
         # per reading thread (rows of 128 bytes, apart from each other's): how many of
