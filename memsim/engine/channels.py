@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit, types
 from numba.core import cgutils
+from numba.core import config as numba_config
 from numba.extending import intrinsic
 
 from memsim.engine import core
@@ -145,16 +146,27 @@ def _read(sync, got, me, x):
 
 
 @njit(**core._INLINE)
-def _wait_quiet(sync, got, me, x, cycle):
+def _spin(S, sync, removed, ends, got, vlen, me, nch, t, spins):
+    """One turn of a waiting loop (``spins`` so far): now and then it takes what the
+    other threads have published (one of them may be waiting for room in its rings)
+    and, after a while, yields the core. Returns the new count."""
+    spins += 1
+    if spins & 63 == 0:
+        _drain(S, sync, removed, ends, got, vlen, me, nch, t)
+    if spins >= SPINS:
+        _sched_yield()
+        spins = 0
+    return spins
+
+
+@njit(**core._INLINE)
+def _wait_quiet(S, sync, removed, ends, got, vlen, me, nch, x, cycle, t):
     """Wait until channel x is known to serve nothing before ``cycle``."""
     if _quiet_until(got, me, x) >= cycle:
         return
     spins = 0
     while _read(sync, got, me, x) < cycle:
-        spins += 1
-        if spins >= SPINS:
-            _sched_yield()
-            spins = 0
+        spins = _spin(S, sync, removed, ends, got, vlen, me, nch, t, spins)
 
 
 @njit(**core._INLINE)
@@ -192,22 +204,30 @@ def _take_ends(S, sync, ends, got, me, nch):
 
 
 @njit(**core._INLINE)
-def _ring_room(sync, got, me, nch, which, written):
+def _drain(S, sync, removed, ends, got, vlen, me, nch, t):
+    """Take every entry the other threads have published (their served requests only
+    from before ``t``): a thread whose ring is full waits for that."""
+    for x in range(nch):
+        if x != me:
+            _take_removed(sync, removed, got, vlen, me, x, t)
+    _take_ends(S, sync, ends, got, me, nch)
+
+
+@njit(**core._INLINE)
+def _ring_room(S, sync, removed, ends, got, vlen, me, nch, t, which, written):
     """Wait until every other thread has taken the entry ``written - RING`` of this
     thread's ring ``which`` (0 removed, 1 ends), so it can be overwritten."""
+    flat = got.reshape(-1)
     for x in range(nch):
         if x == me:
             continue
         spins = 0
-        while _load_acquire(got, (x * MAX_THREADS + me) * GOT_ROW + which) + RING <= written:
-            spins += 1
-            if spins >= SPINS:
-                _sched_yield()
-                spins = 0
+        while _load_acquire(flat, (x * MAX_THREADS + me) * GOT_ROW + which) + RING <= written:
+            spins = _spin(S, sync, removed, ends, got, vlen, me, nch, t, spins)
 
 
 @njit(**core._INLINE)
-def _run_end(sync, me, nch, t):
+def _run_end(S, sync, removed, ends, got, vlen, me, nch, t):
     """This thread's channel has served all its requests by ``t``: the cycle the run
     ends (every channel served all of its), if that is ``t`` or earlier, else -1 (a
     channel still has requests at ``t``). Waits for a channel that may have emptied but
@@ -229,10 +249,7 @@ def _run_end(sync, me, nch, t):
                 break
             if d > t:
                 return -1  # (it has requests past t)
-            spins += 1
-            if spins >= SPINS:
-                _sched_yield()
-                spins = 0
+            spins = _spin(S, sync, removed, ends, got, vlen, me, nch, t, spins)
     return end
 
 
@@ -282,7 +299,6 @@ def make_channel_loop():
         cycle = P[P_CYCLE]
         F = S.F
         t = F[F_NOW]
-        got_flat = got.reshape(-1)
         while True:
             # --- front end: requests enter in trace order while their queue has room
             idx = F[F_IDX]
@@ -304,7 +320,8 @@ def make_channel_loop():
                         # not known yet: the other threads' decisions up to t - look
                         for x in range(nch):
                             if x != me and _read(sync, got, me, x) < t - look + 1:
-                                _wait_quiet(sync, got, me, x, t - look + 1)
+                                _wait_quiet(S, sync, removed, ends, got, vlen, me, nch, x,
+                                            t - look + 1, t)
                         unknown = _unknown_ends(got, me, nch, look)
                         _take_ends(S, sync, ends, got, me, nch)
                         _free_slots(P, S, t)
@@ -350,7 +367,8 @@ def make_channel_loop():
                         _take_removed(sync, removed, got, vlen, me, x, t)
                         if vlen[me, q, x] >= cap:
                             if d < t:
-                                _wait_quiet(sync, got, me, x, t)
+                                _wait_quiet(S, sync, removed, ends, got, vlen, me, nch, x,
+                                            t, t)
                                 continue  # (look again with what it served before t)
                             # full at t: it enters the cycle after channel x serves one
                             k = got[me, x, GOT_REMOVED]
@@ -367,6 +385,14 @@ def make_channel_loop():
             if idx == n and not final:
                 F[F_NOW] = t
                 _publish_done(sync, me, t, S.ch_next[me])
+                # every thread ends the chunk at this cycle: wait for them, taking what
+                # they publish meanwhile (one may be waiting for room in its rings)
+                for x in range(nch):
+                    if x != me:
+                        spins = 0
+                        while _load_acquire(sync, x * SY_STRIDE + SY_DONE) < t:
+                            spins = _spin(S, sync, removed, ends, got, vlen, me, nch, t,
+                                          spins)
                 return core.NEED_INPUT
             if idx == n and S.q_len[0, me] + S.q_len[1, me] == 0:
                 # every request of this channel served: the run ends at the first cycle
@@ -374,7 +400,7 @@ def make_channel_loop():
                 # go on deciding here, as in the one loop)
                 if sync[me * SY_STRIDE + SY_EMPTY] == INF:
                     _store_release(sync, me * SY_STRIDE + SY_EMPTY, t)
-                end = _run_end(sync, me, nch, t)
+                end = _run_end(S, sync, removed, ends, got, vlen, me, nch, t)
                 if end >= 0:
                     F[F_NOW] = end
                     _publish_done(sync, me, INF, INF)
@@ -384,15 +410,16 @@ def make_channel_loop():
             if S.ch_next[me] <= t:
                 n_r, n_w, n_heap = S.q_len[0, me], S.q_len[1, me], F[F_HEAP]
                 S.ch_next[me] = core._schedule_channel(P, T, S, X, me, t, features)
+                ended = F[F_HEAP] > n_heap  # (as fast as possible: a data end to come)
                 if S.q_len[0, me] + S.q_len[1, me] < n_r + n_w:
                     k = _load_acquire(sync, me * SY_STRIDE + SY_REMOVED)
-                    _ring_room(sync, got_flat, me, nch, 0, k)
+                    _ring_room(S, sync, removed, ends, got, vlen, me, nch, t, 0, k)
                     removed[me, k & RING_MASK, 0] = t
                     removed[me, k & RING_MASK, 1] = 0 if S.q_len[0, me] < n_r else 1
                     _store_release(sync, me * SY_STRIDE + SY_REMOVED, k + 1)
-                if F[F_HEAP] > n_heap:  # (as fast as possible: its data end)
+                if ended:
                     k = _load_acquire(sync, me * SY_STRIDE + SY_ENDS)
-                    _ring_room(sync, got_flat, me, nch, 1, k)
+                    _ring_room(S, sync, removed, ends, got, vlen, me, nch, t, 1, k)
                     ends[me, k & RING_MASK] = S.last_end[me]
                     _store_release(sync, me * SY_STRIDE + SY_ENDS, k + 1)
 
@@ -441,12 +468,12 @@ def cores_available() -> int:
 
 def mode(nch: int, features: int, logging: bool, tick: bool, step: bool) -> str:
     """Whether an engine may run its channels on threads: "off" unless it is the plain
-    variant with more than one channel, no command log, tick mode or stepping, and a
-    core for each channel; else "on" or "off" by MEMSIM_CHANNEL_THREADS, or "auto"
-    (decided after the first chunk: :func:`worth_it`)."""
+    variant, compiled, with more than one channel, no command log, tick mode or
+    stepping, and a core for each channel; else "on" or "off" by
+    MEMSIM_CHANNEL_THREADS, or "auto" (decided after the first chunk: :func:`worth_it`)."""
     setting = os.environ.get(ENV, "").strip()
-    if setting == "0":
-        return "off"
+    if setting == "0" or numba_config.DISABLE_JIT:
+        return "off"  # (uncompiled, the loop runs under the GIL: one thread at a time)
     possible = (1 < nch <= MAX_THREADS and features == F_NONE and not logging
                 and not tick and not step and cores_available() >= nch)
     if not possible:
