@@ -3,7 +3,9 @@
     python benchmarks/channel_threads.py [-n 20000] [--kinds random,mix]
         [-c PRESET] [-p KEY=VALUE ...]
 
-memsim simulates all channels in one loop. Below the front end they share nothing,
+The model that ``memsim/engine/channels.py`` was built on (which runs each channel on
+a thread of its own under the protocol below; docs/speed.md, "Channels on threads",
+compares the two). Below the front end channels share nothing,
 but the front end admits requests in trace order and stops at the first whose queue is
 full (or, as fast as possible, when no outstanding slot is free), so each channel's
 requests arrive when the other channels' decisions let them. Simulated apart, each

@@ -84,10 +84,16 @@ def test_timed_requests(monkeypatch):
     _same(one, threads)
 
 
+# the default preset on two channels of two ranks: as fast as possible its requests wait
+# for an outstanding slot more than for room in a queue
+SLOT_BOUND = ("ddr4_2400_x8_1ch1r", ["dram.channels=2", "dram.ranks=2"])
+
+
 @needs_cores
 def test_default_moves_to_threads_after_the_first_chunk(monkeypatch):
-    """Random reads hit few rows: after the first chunk in the one loop the engine
-    goes on with a thread per channel, from the state the loop left."""
+    """Random reads hit few rows and, here, seldom wait for room in a queue: after the
+    first chunk in the one loop the engine goes on with a thread per channel, from the
+    state the loop left."""
     seen = []
     made = channels.Threads.__init__
 
@@ -96,17 +102,26 @@ def test_default_moves_to_threads_after_the_first_chunk(monkeypatch):
         made(self, S, spec, max_out)
 
     monkeypatch.setattr(channels.Threads, "__init__", recording)
-    auto = _run(monkeypatch, None, "random", 12000, 0.0, [], chunk=3000)
+    preset, overrides = SLOT_BOUND
+    auto = _run(monkeypatch, None, "random", 12000, 0.0, overrides, chunk=3000,
+                preset=preset)
     assert len(seen) == 1 and seen[0] > 0  # (made once, in the middle of the run)
-    one = _run(monkeypatch, "0", "random", 12000, 0.0, [], chunk=3000)
+    one = _run(monkeypatch, "0", "random", 12000, 0.0, overrides, chunk=3000,
+               preset=preset)
     _same(one, auto)
 
 
-def test_row_hit_streams_stay_in_the_one_loop(monkeypatch):
+@pytest.mark.parametrize("kind,preset,overrides", [
+    # row hits: cheap decisions
+    ("stream", *SLOT_BOUND),
+    # random reads waiting for room in full queues (128 outstanding, 2 x 32 entries)
+    ("random", "ddr4_3200_x8_2ch2r", []),
+])
+def test_the_default_keeps_the_one_loop(monkeypatch, kind, preset, overrides):
     made = []
     monkeypatch.setattr(channels.Threads, "__init__",
                         lambda self, *a: made.append(1) or pytest.fail("made"))
-    _run(monkeypatch, None, "stream", 12000, 0.0, [], chunk=3000)
+    _run(monkeypatch, None, kind, 12000, 0.0, overrides, chunk=3000, preset=preset)
     assert made == []
 
 

@@ -54,9 +54,12 @@ from memsim.engine.jit import COMPILED as _COMPILED
 from memsim.engine.layout import (
     C_CONFLICT,
     C_FE_SUM_R,
+    C_FE_SUM_W,
     C_HIT,
     C_LAT_MAX_R,
     C_LAT_MAX_W,
+    C_LAT_SUM_R,
+    C_LAT_SUM_W,
     C_MISS,
     F_FINAL_CYCLE,
     F_HEAP,
@@ -444,11 +447,14 @@ LOCK_KEY = "channels"
 # processes already use every core), =1 puts them on threads from the first request
 # whatever the traffic; the results are the same either way
 ENV = "MEMSIM_CHANNEL_THREADS"
-# by default the channels go on threads after the first chunk if fewer than this share
-# of its requests were row hits: each decision then costs enough that two cores beat
-# one; on row-hit streams the threads' hand-offs cost more than they save
-# (docs/speed.md, "Channels on threads")
+# By default the channels go on threads after the first chunk if fewer than this share
+# of its requests were row hits (each decision then costs enough that two cores beat
+# one; on row-hit streams the hand-offs between the threads cost more than they save)
+# and its requests spent less than this share of their latency waiting for room in a
+# full queue (where they do, each request enters when another channel serves one, and
+# the threads hand off at every request). docs/speed.md, "Channels on threads".
 AUTO_MAX_HIT_RATE = 0.5
+AUTO_MAX_QUEUE_WAIT = 0.2
 
 
 def channel_loop():
@@ -482,10 +488,14 @@ def mode(nch: int, features: int, logging: bool, tick: bool, step: bool) -> str:
 
 
 def worth_it(counters) -> bool:
-    """After the first chunk, in the one loop: whether its row-hit rate is low enough
-    for the channels' threads to pay (AUTO_MAX_HIT_RATE)."""
+    """After the first chunk, in the one loop: whether its row hits and its requests'
+    wait for room in a full queue are few enough for the channels' threads to pay
+    (AUTO_MAX_HIT_RATE, AUTO_MAX_QUEUE_WAIT)."""
     served = int(counters[C_HIT] + counters[C_MISS] + counters[C_CONFLICT])
-    return served > 0 and counters[C_HIT] < AUTO_MAX_HIT_RATE * served
+    waited = int(counters[C_FE_SUM_R] + counters[C_FE_SUM_W])
+    latency = int(counters[C_LAT_SUM_R] + counters[C_LAT_SUM_W])
+    return (served > 0 and counters[C_HIT] < AUTO_MAX_HIT_RATE * served
+            and waited < AUTO_MAX_QUEUE_WAIT * latency)
 
 
 def warm_up(P, T, S, X) -> None:
