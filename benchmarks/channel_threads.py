@@ -2,6 +2,16 @@
 
     python benchmarks/channel_threads.py [-n 20000] [--kinds random,mix]
         [-c PRESET] [-p KEY=VALUE ...]
+    python benchmarks/channel_threads.py --ab [-n 1000000] [--rounds 3]
+        [--kinds random,random13,mix,stream] [-c PRESET] [-p KEY=VALUE ...]
+
+``--ab`` measures the engine instead: in one process, alternated, ``--rounds`` times
+(after one round of warming up), the engine fed in ``memsim run``'s chunks of 64K
+requests with MEMSIM_CHANNEL_THREADS=0 (the one loop, the default), =1 (threads from
+the first request) and =auto (decided after the first chunk), on the same requests
+(``random13``: random with a third writes); it prints the median requests per second
+of each, their ratios to the one loop, and what auto chose. It checks that the
+three give the same final cycle.
 
 The model that ``memsim/engine/channels.py`` was built on (which runs each channel on
 a thread of its own under the protocol below; docs/speed.md, "Channels on threads",
@@ -91,12 +101,13 @@ def handoff_ns(rounds: int = 200_000, repeats: int = 5) -> float:
     return float(np.median(times))
 
 
-def _requests(args, kind):
+def _requests(args, kind, write_ratio=0.0):
     from memsim import config, mapping, trace
     from memsim.dram import spec as specm
     cfg = config.load(args.config, args.param)
     spec = specm.build(cfg)
-    _, w, a = trace.generate(kind, args.requests, seed=1, footprint_bytes=4 << 30)
+    _, w, a = trace.generate(kind, args.requests, seed=1, footprint_bytes=4 << 30,
+                             write_ratio=write_ratio)
     d = mapping.AddressMapping.from_config(cfg, spec).decode(a)
     return cfg, spec, w.astype(np.int64), d
 
@@ -191,6 +202,44 @@ def schedule(rows: np.ndarray, nch: int, cost: float, handoff: float, check: flo
     return len(rows) * cost, max(busy), waits / len(rows)
 
 
+def measure(args) -> None:
+    """``--ab`` (module docstring)."""
+    import statistics
+
+    import memsim.engine as eng
+    from memsim.engine import channels
+    chunk = 1 << 16
+    for kind in args.kinds.split(","):
+        write_ratio = 1 / 3 if kind == "random13" else 0.0
+        cfg, spec, w, d = _requests(args, "random" if kind == "random13" else kind,
+                                    write_ratio)
+        n = args.requests
+        rates = {"0": [], "1": [], "auto": []}
+        ends, chosen = set(), None
+        for r in range(args.rounds + 1):
+            for setting in ("0", "1", "auto"):
+                os.environ[channels.ENV] = setting
+                e = eng.Engine(cfg, spec, timed=False)
+                e.warm_up()
+                t0 = time.perf_counter()
+                for s in range(0, n, chunk):
+                    part = slice(s, s + chunk)
+                    e.feed(np.full(len(w[part]), -1, np.int64), w[part], d.bank[part],
+                           d.row[part], d.column[part])
+                e.finish()
+                if r:
+                    rates[setting].append(n / (time.perf_counter() - t0))
+                ends.add(e.final_cycle)
+                if setting == "auto":
+                    chosen = e.channel_threads
+        os.environ.pop(channels.ENV, None)
+        if len(ends) != 1:
+            raise SystemExit(f"{kind}: the final cycles differ: {sorted(ends)}")
+        one, on, auto = (statistics.median(rates[k]) for k in ("0", "1", "auto"))
+        print(f"{kind:9s} one loop {one:>11,.0f}/s  threads {on:>11,.0f}/s ({on / one:.3f}x)"
+              f"  auto [{chosen}] {auto:>11,.0f}/s ({auto / one:.3f}x)", flush=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -201,11 +250,21 @@ def main(argv=None) -> int:
                     default=["dram.channels=2", "dram.ranks=2"])
     ap.add_argument("--check-ns", type=float, default=20.0,
                     help="assumed cost of a decision's look at the other threads' progress")
+    ap.add_argument("--ab", action="store_true",
+                    help="measure the engine: one loop, threads, auto (docstring)")
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--record", help=argparse.SUPPRESS)  # KIND,OUT: the uncompiled child
     args = ap.parse_args(argv)
     if args.record:
         kind, out = args.record.split(",", 1)
         record(args, kind, Path(out))
+        return 0
+    if args.ab:
+        if args.requests == 20_000:
+            args.requests = 1_000_000
+        if args.kinds == "random,mix":
+            args.kinds = "random,random13,mix,stream"
+        measure(args)
         return 0
 
     _, spec, _, _ = _requests(argparse.Namespace(**{**vars(args), "requests": 1}), "random")

@@ -612,24 +612,6 @@ def load_manifest(out_dir) -> dict:
 
 # ---------------------------------------------------------------------------- execution
 
-@contextlib.contextmanager
-def _one_thread_per_run():
-    """Worker processes started in this block keep each run's channels in one loop
-    (they inherit the setting), unless the user chose otherwise: the runs already take
-    the cores, and a run's channel threads (memsim.engine.channels) wait for each other
-    by spinning."""
-    from memsim.engine import channels
-
-    if channels.ENV in os.environ:
-        yield
-        return
-    os.environ[channels.ENV] = "0"
-    try:
-        yield
-    finally:
-        os.environ.pop(channels.ENV, None)
-
-
 def _default_jobs() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -733,8 +715,6 @@ def _start_pool(workers: int):
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     old = os.environ.get(_WARM_ENV)
     os.environ[_WARM_ENV] = "1"
-    settings = contextlib.ExitStack()  # (closed in the finally below, with the flag)
-    settings.enter_context(_one_thread_per_run())
     try:
         ex = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
                                  initializer=_ignore_sigint)
@@ -753,7 +733,6 @@ def _start_pool(workers: int):
                 "with jobs > 1 must guard its top level with if __name__ == '__main__': "
                 "(workers import the main module); or use jobs=1") from None
     finally:
-        settings.close()
         if old is None:
             os.environ.pop(_WARM_ENV, None)
         else:
@@ -824,9 +803,8 @@ def _run_dask(todo: list[Job], jobs: int, address: str | None, on_done,
     if address:
         client = Client(address)
     else:
-        with _one_thread_per_run():
-            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.ERROR)
+        cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.ERROR)
         client = Client(cluster)
     try:
         if bar is not None:

@@ -1,10 +1,10 @@
 """Channels on threads (memsim.engine.channels) against the one loop: the same run with
-MEMSIM_CHANNEL_THREADS=0 (every channel in core's loop) and =1 (each channel on a
-thread of its own from the first request) gives the same counters, latency
+MEMSIM_CHANNEL_THREADS=0 (every channel in core's loop, the default) and =1 (each
+channel on a thread of its own from the first request) gives the same counters, latency
 histograms, per-bank and per-rank statistics, cycles and summary, whatever the
-scheduler, page policy, queue mix, front-end mode and chunking; and the default
-(decided after the first chunk) too, where it moves from the one loop to the threads
-in the middle of a run."""
+scheduler, page policy, queue mix, front-end mode and chunking; and =auto (decided
+after the first chunk) too, where it moves from the one loop to the threads in the
+middle of a run."""
 
 import json
 
@@ -18,10 +18,7 @@ from memsim.trace import generate
 
 def _run(monkeypatch, setting, kind, n, write_ratio, overrides, *, timed=False,
          chunk=4096, preset="ddr4_3200_x8_2ch2r"):
-    if setting is None:
-        monkeypatch.delenv(channels.ENV, raising=False)
-    else:
-        monkeypatch.setenv(channels.ENV, setting)
+    monkeypatch.setenv(channels.ENV, setting)
     cycle, w, a = generate(kind, n, seed=7, write_ratio=write_ratio,
                            footprint_bytes=1 << 30,
                            **({"rate_requests_per_cycle": 0.25} if timed else {}))
@@ -90,7 +87,7 @@ SLOT_BOUND = ("ddr4_2400_x8_1ch1r", ["dram.channels=2", "dram.ranks=2"])
 
 
 @needs_cores
-def test_default_moves_to_threads_after_the_first_chunk(monkeypatch):
+def test_auto_moves_to_threads_after_the_first_chunk(monkeypatch):
     """Random reads hit few rows and, here, seldom wait for room in a queue: after the
     first chunk in the one loop the engine goes on with a thread per channel, from the
     state the loop left."""
@@ -103,7 +100,7 @@ def test_default_moves_to_threads_after_the_first_chunk(monkeypatch):
 
     monkeypatch.setattr(channels.Threads, "__init__", recording)
     preset, overrides = SLOT_BOUND
-    auto = _run(monkeypatch, None, "random", 12000, 0.0, overrides, chunk=3000,
+    auto = _run(monkeypatch, "auto", "random", 12000, 0.0, overrides, chunk=3000,
                 preset=preset)
     assert len(seen) == 1 and seen[0] > 0  # (made once, in the middle of the run)
     one = _run(monkeypatch, "0", "random", 12000, 0.0, overrides, chunk=3000,
@@ -117,15 +114,26 @@ def test_default_moves_to_threads_after_the_first_chunk(monkeypatch):
     # random reads waiting for room in full queues (128 outstanding, 2 x 32 entries)
     ("random", "ddr4_3200_x8_2ch2r", []),
 ])
-def test_the_default_keeps_the_one_loop(monkeypatch, kind, preset, overrides):
+def test_auto_keeps_the_one_loop(monkeypatch, kind, preset, overrides):
     made = []
     monkeypatch.setattr(channels.Threads, "__init__",
                         lambda self, *a: made.append(1) or pytest.fail("made"))
-    _run(monkeypatch, None, kind, 12000, 0.0, overrides, chunk=3000, preset=preset)
+    _run(monkeypatch, "auto", kind, 12000, 0.0, overrides, chunk=3000, preset=preset)
     assert made == []
 
 
-def test_off_where_it_cannot_run():
+def test_the_default_is_the_one_loop(monkeypatch):
+    monkeypatch.delenv(channels.ENV, raising=False)
+    assert channels.mode(2, 0, False, False, False) == "off"
+    monkeypatch.setenv(channels.ENV, "sometimes")
+    with pytest.raises(ValueError, match="MEMSIM_CHANNEL_THREADS='sometimes': expected 0"):
+        channels.mode(2, 0, False, False, False)
+
+
+def test_off_where_it_cannot_run(monkeypatch):
+    monkeypatch.setenv(channels.ENV, "1")
+    if channels.cores_available() >= 2:
+        assert channels.mode(2, 0, False, False, False) == "on"
     # one channel; a mechanism variant; a command log; tick mode; stepping
     assert channels.mode(1, 0, False, False, False) == "off"
     assert channels.mode(2, 1, False, False, False) == "off"

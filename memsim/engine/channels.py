@@ -443,11 +443,13 @@ _LOOP = []
 # the compile lock's key for run_channel (engine.compile_lock; the loop variants use
 # their feature bits)
 LOCK_KEY = "channels"
-# MEMSIM_CHANNEL_THREADS=0 keeps every channel in the one loop (e.g. where other
-# processes already use every core), =1 puts them on threads from the first request
-# whatever the traffic; the results are the same either way
+# MEMSIM_CHANNEL_THREADS: unset or 0, every channel in the one loop (the default: the
+# threads wait for each other by spinning, and where other work shares the cores a
+# thread pushed off its core stalls the other; measured 0.24x); 1, on threads from the
+# first request whatever the traffic; auto, decided after the first chunk (below). The
+# results are the same in every case.
 ENV = "MEMSIM_CHANNEL_THREADS"
-# By default the channels go on threads after the first chunk if fewer than this share
+# With auto the channels go on threads after the first chunk if fewer than this share
 # of its requests were row hits (each decision then costs enough that two cores beat
 # one; on row-hit streams the hand-offs between the threads cost more than they save)
 # and its requests spent less than this share of their latency waiting for room in a
@@ -473,12 +475,16 @@ def cores_available() -> int:
 
 
 def mode(nch: int, features: int, logging: bool, tick: bool, step: bool) -> str:
-    """Whether an engine may run its channels on threads: "off" unless it is the plain
+    """Whether an engine runs its channels on threads: "off" unless it is the plain
     variant, compiled, with more than one channel, no command log, tick mode or
-    stepping, and a core for each channel; else "on" or "off" by
-    MEMSIM_CHANNEL_THREADS, or "auto" (decided after the first chunk: :func:`worth_it`)."""
-    setting = os.environ.get(ENV, "").strip()
-    if setting == "0" or numba_config.DISABLE_JIT:
+    stepping, and a core for each channel; else as MEMSIM_CHANNEL_THREADS says: "on"
+    (1), "auto" (decided after the first chunk: :func:`worth_it`) or "off" (unset, 0).
+    Another value is an error."""
+    setting = os.environ.get(ENV, "").strip().lower()
+    if setting not in ("", "0", "1", "auto"):
+        raise ValueError(f"{ENV}={os.environ[ENV]!r}: expected 0 (every channel in one "
+                         f"loop, the default), 1 (a thread per channel) or auto")
+    if setting in ("", "0") or numba_config.DISABLE_JIT:
         return "off"  # (uncompiled, the loop runs under the GIL: one thread at a time)
     possible = (1 < nch <= MAX_THREADS and features == F_NONE and not logging
                 and not tick and not step and cores_available() >= nch)
