@@ -46,6 +46,9 @@ then ``--ramulator2 ramulator2 --dramsim3 DRAMsim3``:
 
 DRAMSys is not run here (its trace player needs a JSON simulation config per case).
 Either anchor may be left out. Start-up matters on short traces: ``-n 200000``.
+memsim runs with this process's environment: ``MEMSIM_CHANNEL_THREADS=auto python
+benchmarks/anchors.py ...`` times it with its channels on threads where they pay
+(docs/speed.md, "Channels on threads"); unset, in one loop.
 """
 
 from __future__ import annotations
