@@ -19,11 +19,20 @@ from memsim.trace import generate
 def _run(monkeypatch, setting, kind, n, write_ratio, overrides, *, timed=False,
          chunk=4096, preset="ddr4_3200_x8_2ch2r"):
     monkeypatch.setenv(channels.ENV, setting)
+    threaded = []  # (chunks the threads ran: with =1 every one, with =0 none)
+    feed = channels.Threads.feed
+    monkeypatch.setattr(channels.Threads, "feed",
+                        lambda self, *a: threaded.append(1) or feed(self, *a))
     cycle, w, a = generate(kind, n, seed=7, write_ratio=write_ratio,
                            footprint_bytes=1 << 30,
                            **({"rate_requests_per_cycle": 0.25} if timed else {}))
-    return sim.run_arrays(a, w, cycle if timed else None, preset, overrides,
-                          chunk_size=chunk, progress=False)
+    result = sim.run_arrays(a, w, cycle if timed else None, preset, overrides,
+                            chunk_size=chunk, progress=False)
+    if setting == "1":
+        assert len(threaded) == -(-n // chunk) + 1  # (each chunk, then the finish)
+    elif setting == "0":
+        assert not threaded
+    return result
 
 
 def _same(a, b):
@@ -71,6 +80,26 @@ def test_threads_give_the_one_loops_results(monkeypatch, kind, write_ratio, over
         overrides = [o for o in overrides if o != "dram.channels=4"] + ["dram.channels=2"]
     one = _run(monkeypatch, "0", kind, 12000, write_ratio, overrides)
     threads = _run(monkeypatch, "1", kind, 12000, write_ratio, overrides)
+    _same(one, threads)
+
+
+# features that leave the plain loop and meet the threads: DUO's half-cycle grid (the
+# engine counts ticks of half a cycle), other ECC schemes' timings, DDR5's two
+# sub-channels of a DIMM
+PAIRS = [
+    ("ddr4_2400_x8_1ch1r", ["dram.channels=2", "ecc.scheme=duo"]),
+    ("ddr4_2400_x8_1ch1r", ["dram.channels=2", "dram.ranks=2", "ecc.scheme=write_crc"]),
+    ("ddr4_2400_x8_1ch1r", ["dram.channels=2", "ecc.scheme=ondie"]),
+    ("ddr5_4800b_x8_1dimm", []),
+]
+
+
+@needs_cores
+@pytest.mark.parametrize("preset,overrides", PAIRS,
+                         ids=[p[0] + "-" + "-".join(p[1]) for p in PAIRS])
+def test_with_other_features(monkeypatch, preset, overrides):
+    one = _run(monkeypatch, "0", "random", 8000, 0.3, overrides, preset=preset)
+    threads = _run(monkeypatch, "1", "random", 8000, 0.3, overrides, preset=preset)
     _same(one, threads)
 
 

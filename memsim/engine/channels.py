@@ -25,15 +25,19 @@ others' it only counts, in ``vlen``. What it needs of the other threads, they pu
   ``t - look + 1``. A thread takes the others' data ends into its own heap, so the
   slots free in the same order and at the same cycles as in the one loop.
 
-Nothing else is shared: each thread has its own front-end scalars, heap, slot ring,
-counters, latency histogram and command log (the engine sums or merges them); every
-other array is per channel, rank, bank or node and each thread writes only its own
-channel's. The loop runs whole cycles with the front end first and then the channel's
-decisions, as ``core``'s loop does, so its decisions, their cycles and every statistic
-are the same (``tests/test_channels.py`` compares the summaries). A thread waiting on
-another spins (the other runs on another core: the engine uses this loop only when
-there are at least as many cores as channels), yielding the core after a while.
-The plain variant only, without the command log, stepping or the tick mode.
+A channel whose published next decision lies past ``t``, with no request entered
+since, is known to serve nothing before it, so a thread reads another's line only when
+what it last read does not answer. Nothing else is shared: each thread has its own
+copy of the engine's state (a shared array would put two channels' entries on one
+cache line), and writes only its own channel's part; the engine takes each channel's
+part of the arrays read after the run, and sums the counters and histograms. The loop
+runs whole cycles with the front end first and then the channel's decisions, as
+``core``'s loop does, so its decisions, their cycles and every statistic are the same
+(``tests/test_channels.py`` compares the summaries). A thread waiting on another spins
+(the other runs on another core: the engine uses this loop only when there are at
+least as many cores as channels), yielding the core after a while.
+The plain variant only, without the command log, stepping or the tick mode; off unless
+MEMSIM_CHANNEL_THREADS says otherwise (``mode``).
 """
 
 from __future__ import annotations
@@ -87,7 +91,8 @@ SY_ENDS = 2  # entries written to ends[ch]
 SY_NEXT = 3  # the channel's next decision, unless a request enters its queue first
 SY_EMPTY = 4  # the first cycle with every request of the run served in it (INF: not yet)
 # the rings' length: a thread writes at most this many entries ahead of the slowest
-# reader (it waits for room; readers take entries at every cycle of theirs)
+# reader (it waits for room; readers take entries when they need them and while they
+# wait)
 RING = 1 << 14
 RING_MASK = RING - 1
 SPINS = 1 << 12  # spins before a waiting thread yields its core
@@ -546,17 +551,17 @@ class Threads:
         self.ranks = int(S.ref_due.size) // nch  # (ranks per channel)
         self.banks = int(S.open_row.size) // nch
         col = spec.data_delay > 0
-        # the least cycles from a column command to its data's end (CWL + burst)
-        self.look = np.int64((spec.data_delay[col] + spec.burst_cycles[col]).min()
-                             * spec.time_scale)
+        # the least ticks from a column command to its data's end (CWL + burst; the
+        # spec's tables are in the engine's ticks already, half cycles on DUO's grid)
+        self.look = np.int64((spec.data_delay[col] + spec.burst_cycles[col]).min())
         self.sync = np.zeros(nch * SY_STRIDE, i64)
         self.sync[SY_DONE::SY_STRIDE] = S.F[F_NOW]
         self.sync[SY_NEXT::SY_STRIDE] = S.ch_next
         self.sync[SY_EMPTY::SY_STRIDE] = INF
         self.removed = np.zeros((nch, RING, 2), i64)
         self.ends = np.zeros((nch, RING), i64)
-        # per reading thread (rows of 128 bytes, apart from each other's): how many of
-        # each channel's published entries it has taken, and that channel's queue
+        # per reading thread (rows of 512 and 128 bytes, apart from each other's): what
+        # it has taken and last read of each channel (GOT_*), and that channel's queue
         # lengths as its front end counts them
         self.got = np.zeros((nch, MAX_THREADS, GOT_ROW), i64)
         self.got[:, :, GOT_ENTERED] = -1
