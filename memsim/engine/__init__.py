@@ -435,7 +435,6 @@ class Engine:
         # channels on threads of their own (engine/channels.py): the same results;
         # "auto" decides after the first chunk, which runs in the one loop
         self.threads = None
-        self._max_out = max_out
         self.channel_threads = channels.mode(nch, self.features, log_sink is not None,
                                              tick, step)
         if self.channel_threads == "on":
@@ -495,7 +494,7 @@ class Engine:
         elif self.channel_threads == "auto" and len(arrival):
             self.channel_threads = "on" if channels.worth_it(S.counters) else "off"
             if self.channel_threads == "on":
-                self.threads = channels.Threads(S, self.spec, self._max_out)
+                self.threads = channels.Threads(S, self.spec, int(self.P[core.P_MAX_OUT]))
 
     def _starved(self) -> StarvationError:
         """The error for the request the cores' progress guard caught."""
