@@ -99,7 +99,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from memsim.engine import layout, nda, readyset, subbank
+from memsim.engine import compiler, layout, nda, readyset, subbank
 from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import COMPILED as _COMPILED
 from memsim.engine.jit import INLINE as _INLINE
@@ -1153,6 +1153,8 @@ def _mechanism_sources(features: int) -> str:
     h.update(Path(step_engine.__file__).read_bytes())
     # the ready sets: marked by every variant's commands (engine/readyset.py)
     h.update(Path(readyset.__file__).read_bytes())
+    # how numba compiles it (the same results; a changed pipeline compiles anew)
+    h.update(Path(compiler.__file__).read_bytes())
     for bit, module in ((F_SUBBANK, subbank), (F_NDA, nda), (F_ECC, ecc_engine),
                         (F_CORES, cores_engine), (F_REFSB, refresh_engine)):
         if features & bit:

@@ -14,8 +14,10 @@ from __future__ import annotations
 import sys
 from contextlib import contextmanager
 
-COMPILED = dict(cache=True, _nrt=False, error_model="numpy")
-CALLEE = dict(_nrt=False, error_model="numpy")
+from memsim.engine.compiler import OPTIONS as _PIPELINE
+
+COMPILED = dict(cache=True, _nrt=False, error_model="numpy", **_PIPELINE)
+CALLEE = dict(_nrt=False, error_model="numpy", **_PIPELINE)
 
 
 def inline_into_compiled(expr, caller_ir, callee_ir) -> bool:

@@ -19,7 +19,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
-from numba.extending import overload
+from numba.core import config as numba_config
 
 from memsim.engine.jit import INLINE as _INLINE
 
@@ -146,17 +146,16 @@ def ei(node, cmd):
     return ((node << E_SHIFT) | cmd) & NONNEG
 
 
-def lowest_bit(m):
-    """The index of the lowest set bit of ``m`` (not 0): which bank of a rank's
-    ``pend_mask`` comes next. Plain Python here (NUMBA_DISABLE_JIT); compiled, one
-    count-trailing-zeros instruction (below)."""
+def _lowest_bit_python(m):
+    """The index of the lowest set bit of ``m`` (not 0), in plain Python."""
     m = int(m)
     return (m & -m).bit_length() - 1
 
 
-@overload(lowest_bit, inline="always")
-def _lowest_bit_compiled(m):
-    return lambda m: trailing_zeros(m)
+# lowest_bit(m): the index of the lowest set bit of ``m`` (not 0): which bank of a
+# rank's ``pend_mask`` comes next. Compiled, numba's count-trailing-zeros intrinsic (one
+# instruction, emitted where it is called); plain Python under NUMBA_DISABLE_JIT.
+lowest_bit = _lowest_bit_python if numba_config.DISABLE_JIT else trailing_zeros
 
 
 # Feature bits. Each compiled variant of the loop has a fixed set, given to make_loop,
