@@ -296,7 +296,7 @@ def speed(n: int = 1_000_000) -> int:
 
     from memsim import config
     from memsim.dram import spec as spec_mod
-    from memsim.engine import Engine, core
+    from memsim.engine import Engine, layout
     from memsim.mapping import AddressMapping
     from memsim.trace import generate
 
@@ -321,7 +321,7 @@ def speed(n: int = 1_000_000) -> int:
             wall = time.perf_counter() - t0
             if best is None or wall < best[0]:
                 # NDA RD, WR, ACT, PRE (memsim.engine.nda.NS_RD .. NS_PRE)
-                nda_cmds = int(e.X[core.X_NDA].stats[:, :4].sum()) if cfg.nda.enabled else 0
+                nda_cmds = int(e.X[layout.X_NDA].stats[:, :4].sum()) if cfg.nda.enabled else 0
                 best = (wall, nda_cmds, e.final_cycle)
         wall, nda_cmds, cycles = best
         print(f"{label:26}{n / wall:>16,.0f}{nda_cmds / wall:>16,.0f}{cycles / wall:>14,.0f}")

@@ -31,10 +31,9 @@ import numpy as np
 from memsim import __version__
 from memsim import config as config_mod
 from memsim.dram import spec as spec_mod
-from memsim.engine import CoreSetup, Engine
-from memsim.engine import core as core_mod
+from memsim.engine import CoreSetup, Engine, layout
 from memsim.engine import cores as cores_mod
-from memsim.engine.core import X_CORES
+from memsim.engine.layout import X_CORES
 from memsim.mapping import AddressMapping
 from memsim.results import Result, percentile
 from memsim.trace import TraceError, open_trace
@@ -189,11 +188,11 @@ def simulate(cfg, traces: list[CoreTrace], *, tick: bool = False, cmd_log=None,
 
 
 def _nda_counters(engine):
-    if not engine.features & core_mod.F_NDA:
+    if not engine.features & layout.F_NDA:
         return None
     from memsim import nda
 
-    return nda.counters(engine.X[core_mod.X_NDA])
+    return nda.counters(engine.X[layout.X_NDA])
 
 
 def _per_core(cfg, spec, traces: list[CoreTrace], C) -> dict:

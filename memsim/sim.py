@@ -25,8 +25,7 @@ from memsim.cmdlog import HEADER as LOG_HEADER  # noqa: F401 - re-exported
 from memsim.cmdlog import CommandLogWriter, columns_for
 from memsim.dram import spec as spec_mod
 from memsim.ecc import Expander
-from memsim.engine import Engine
-from memsim.engine import core as engine_core
+from memsim.engine import Engine, layout, loop
 from memsim.mapping import AddressMapping
 from memsim.progress import progress_bar
 from memsim.readahead import read_ahead
@@ -81,9 +80,8 @@ CHUNK_REQUESTS = 1 << 16
 
 
 def _engine_dispatcher(features: int = 0):
-    from memsim.engine import core
 
-    return core.loop(features)
+    return loop.loop(features)
 
 
 def _engine_compile_count(features: int = 0) -> int:
@@ -236,7 +234,7 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
                   cycles=engine.final_cycle, wall_seconds=wall,
                   jit_seconds=jit_seconds, jit_compiled=compiled,
                   trace=dict(trace_info or {}), ecc=ecc_stats,
-                  nda=(nda_mod.counters(engine.X[engine_core.X_NDA]) if nda is not None
+                  nda=(nda_mod.counters(engine.X[layout.X_NDA]) if nda is not None
                        else None),
                   latency_offset_cycles=hop,
                   subbank=_subbank_stats(engine), refresh_banks=engine.refresh_banks())

@@ -134,7 +134,7 @@ def banks_lost_twice(log) -> list[str]:
     """Every request whose own PRE was undone twice: the bank's next ACT after that PRE
     was for a request of the other direction (read / write, from its column command in
     the log). The controller lets that happen once (a PRE commits nothing, as in
-    Ramulator 2), then holds the bank a request precharges again for it (engine/core.py,
+    Ramulator 2), then holds the bank a request precharges again for it (engine/controller.py,
     ``resv_*``); without that, a write drain could take a read's bank at every drain,
     for ever. (A bank another request of its own direction precharged, or activated
     first, is no loss of its own: fcfs may serve an older request there first.)"""

@@ -557,7 +557,7 @@ def test_cores_run_on_the_mechanism_loop_a_trace_replay_compiles(preset):
     import numba
 
     from memsim.dram import spec as spec_mod
-    from memsim.engine import Engine, core
+    from memsim.engine import Engine, layout
     from memsim.mapping import AddressMapping
 
     replay_cfg, cores_cfg = config.load(preset), config.load(preset, CORES)
@@ -566,11 +566,11 @@ def test_cores_run_on_the_mechanism_loop_a_trace_replay_compiles(preset):
     setup = multicore.core_setup(cores_cfg, spec, AddressMapping.from_config(cores_cfg, spec),
                                  [core_trace([0, 1 << 20], [False, True])])
     cores = Engine(cores_cfg, spec, timed=True, cores=setup)
-    mech = core.F_NDA if replay_cfg.nda.enabled else core.F_SUBBANK
-    assert replay.features == cores.features == mech | core.F_CORES
+    mech = layout.F_NDA if replay_cfg.nda.enabled else layout.F_SUBBANK
+    assert replay.features == cores.features == mech | layout.F_CORES
     assert replay.loop is cores.loop
     assert numba.typeof(replay.X) == numba.typeof(cores.X)
-    assert (cores.P[core.P_CORES], replay.P[core.P_CORES]) == (1, 0)
+    assert (cores.P[layout.P_CORES], replay.P[layout.P_CORES]) == (1, 0)
     # the plain loop stays without the front end: cores on plain DDR4 have their own
     plain_cfg = config.load(None, CORES)
     plain_spec = spec_mod.build(plain_cfg)
@@ -578,12 +578,12 @@ def test_cores_run_on_the_mechanism_loop_a_trace_replay_compiles(preset):
     plain_setup = multicore.core_setup(
         plain_cfg, plain_spec, AddressMapping.from_config(plain_cfg, plain_spec),
         [core_trace([0])])
-    assert plain.features == core.F_NONE
-    assert Engine(plain_cfg, plain_spec, timed=True, cores=plain_setup).features == core.F_CORES
+    assert plain.features == layout.F_NONE
+    assert Engine(plain_cfg, plain_spec, timed=True, cores=plain_setup).features == layout.F_CORES
 
 
 def test_a_cores_run_after_a_sub_bank_replay_compiles_nothing():
-    from memsim.engine import core
+    from memsim.engine import layout
 
     # the same loop, already compiled (or loaded) in this process by the replay: the
     # cores run compiles nothing, and its one read, sent at cycle 0, takes the replay's
@@ -595,4 +595,4 @@ def test_a_cores_run_after_a_sub_bank_replay_compiles_nothing():
     assert result.jit_compiled is False
     assert result.reads == replay.reads == 1
     assert result.cycles == replay.cycles
-    assert result.counters[core.C_LAT_SUM_R] == replay.counters[core.C_LAT_SUM_R] > 0
+    assert result.counters[layout.C_LAT_SUM_R] == replay.counters[layout.C_LAT_SUM_R] > 0

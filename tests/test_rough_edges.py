@@ -473,7 +473,7 @@ def test_dask_is_an_extra_that_the_test_extra_pulls_in():
 
 
 def test_engine_refuses_banks_per_group_not_a_power_of_two():
-    # the scheduler's bank phase finds a bank's group by a shift (core._bank_phase); no
+    # the scheduler's bank phase finds a bank's group by a shift (schedule.bank_phase); no
     # organisation has such a count, so the spec is edited to get one
     import dataclasses
 

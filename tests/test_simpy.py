@@ -181,17 +181,17 @@ def test_simpy_steps_the_loop_a_trace_replay_compiles(preset):
 
     from memsim import config
     from memsim.dram import spec as spec_mod
-    from memsim.engine import Engine, core
+    from memsim.engine import Engine, layout
 
     cfg = config.load(preset)
     spec = spec_mod.build(cfg)
     replay, stepped = (Engine(cfg, spec, timed=True, step=s) for s in (False, True))
     assert stepped.features == replay.features
     # (the NDA loop carries the cores front end, off here: layout.CORES_AT_RUN_TIME)
-    assert replay.features == (core.F_NDA | core.F_CORES if cfg.nda.enabled else core.F_NONE)
+    assert replay.features == (layout.F_NDA | layout.F_CORES if cfg.nda.enabled else layout.F_NONE)
     assert stepped.loop is replay.loop
     assert numba.typeof(stepped.X) == numba.typeof(replay.X)
-    assert (stepped.P[core.P_STEP], replay.P[core.P_STEP]) == (1, 0)
+    assert (stepped.P[layout.P_STEP], replay.P[layout.P_STEP]) == (1, 0)
 
 
 def test_a_simpy_model_after_a_replay_compiles_nothing():

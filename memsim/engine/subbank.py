@@ -55,7 +55,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from memsim.engine import core, layout
+from memsim.engine import controller, device, layout
 from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import F_SUBBANK, X_SUBBANK, ei  # noqa: F401 - (memsim.engine)
@@ -281,13 +281,13 @@ def _push(e, node, L, cmd, scope, t, c0, c1):
 
 @njit(**_CALLEE)
 def _apply_extra(P, T, S, Z, cmd, u, t):
-    """What core._apply_constraints does not: SA_SEL as a command (previous or next) at
+    """What device.apply_constraints does not: SA_SEL as a command (previous or next) at
     the core scopes, the sibling, bus and column-path scopes, and the power window.
     Not inlined: it runs once per command issued, and its eight table updates, copied
     into each of its callers, were the largest part of the sub-bank variants' compile."""
     L = T.latency
     e = S.earliest
-    ch, rn, gn, un = core._nodes(S, u)
+    ch, rn, gn, un = device.nodes(S, u)
     if cmd == SA_SEL:
         c0 = 0  # core never applies SA_SEL: every next command at the core scopes
     else:
@@ -330,7 +330,7 @@ def _account(S, Z, cmd, u):
     """Count a shared resource that holds ``cmd`` at ``u`` past everything else, with
     the cycles it alone added (called just before the command issues)."""
     e = S.earliest
-    base = core._ready(S, cmd, u)
+    base = device.ready_at(S, cmd, u)
     rb = e[ei(Z.node_bus[u], cmd)]
     rp = e[ei(Z.node_pow[u], cmd)]
     rc = e[ei(Z.node_cp[u], cmd)]
@@ -567,7 +567,7 @@ def _patch_log(P, S, Z, u):
 @njit(**_INLINE)
 def _issue_pre(P, T, S, Z, t, x, req):
     _account(S, Z, layout.PRE, x)
-    core._issue_pre(P, T, S, t, x, req)
+    device.issue_pre(P, T, S, t, x, req)
     _closed(Z, x, t, t)
     _apply_extra(P, T, S, Z, layout.PRE, x, t)
     _patch_log(P, S, Z, x)
@@ -590,17 +590,17 @@ def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x, features):
             _row_path_resolved(Z, u, row, t)
             # (a request still waiting now waits for this sub-bank's row, not the path)
             Z.rp_since[u] = -1
-        core._issue_act(P, T, S, t, q, ch, i)
+        device.issue_act(P, T, S, t, q, ch, i)
         _opened(Z, u, row, t)
     elif cmd == SA_SEL:
         if S.q_cat[q, ch, i] == layout.CAT_NONE:
             S.q_cat[q, ch, i] = layout.CAT_HIT
             S.q_first[q, ch, i] = t
-        core._apply_constraints(P, T, S, SA_SEL, u, t)
+        device.apply_constraints(P, T, S, SA_SEL, u, t)
         _select(Z, u // Z.p[ZP_SB], u, S.q_id[q, ch, i], q)
         Z.counters[ZC_SASEL] += 1
         S.last_use[u] = t
-        core._log(P, S, t, SA_SEL, u, S.open_row[u], -1, S.q_id[q, ch, i], S.rank_of[u])
+        device.log_command(P, S, t, SA_SEL, u, S.open_row[u], -1, S.q_id[q, ch, i], S.rank_of[u])
     else:
         rk = S.rank_of[u]
         g = u // P[layout.P_NBA]
@@ -614,7 +614,7 @@ def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x, features):
         Z.last_col_bus[rk] = bus
         Z.last_bus[g] = bus
         Z.sel_req[u // Z.p[ZP_SB]] = -1  # (MASA) the selection is used
-        core._issue_column(P, T, S, X, t, q, ch, i, features)
+        controller.issue_column(P, T, S, X, t, q, ch, i, features)
         cmd = layout.RD + q
         if S.open_row[u] < 0:
             # auto-precharge: it happens after tRTP / write recovery, not before ACT+tRAS
@@ -937,16 +937,16 @@ def _no_refresh_waits(P, S, ch):
 @njit(**_INLINE)
 def schedule_channel(P, T, S, X, ch, t, features):
     """Issue at most one command on channel ``ch`` at cycle ``t`` (the sub-bank variant
-    of core._schedule_channel). Returns the next cycle this channel needs attention."""
+    of schedule.schedule_channel). Returns the next cycle this channel needs attention."""
     Z = X[X_SUBBANK]
     # woken at the cycle the last scan foretold, nothing changed on the channel since
     # (an enqueue, a command or a refresh resets clean_at): see _pick_soon
     clean = S.clean_at[ch] == t
     S.clean_at[ch] = -1
-    core._update_write_mode(P, S, X, ch, t, features)
+    controller.update_write_mode(P, S, X, ch, t, features)
     nxt = layout.INF
     if P[layout.P_REFRESH] != 0:
-        issued, nxt = core._refresh(P, T, S, ch, t)
+        issued, nxt = device.all_bank_refresh(P, T, S, ch, t)
         if issued:
             _after_refresh(P, S, Z, ch, t)
             return t + 1
