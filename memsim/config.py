@@ -29,6 +29,7 @@ from memsim.dram import refresh as refresh_mod
 from memsim.dram import subbank as subbank_mod
 from memsim.dram.standards import STANDARDS
 from memsim.errors import ConfigError, ConfigWarning
+from memsim.policies import PAGE_POLICIES, SCHEDULERS
 
 DEFAULT_PRESET = "ddr4_2400_x8_1ch1r"
 # Integer config values (and timing overrides) must be below this in magnitude: the
@@ -82,12 +83,11 @@ class DramConfig:
 
 @dataclass
 class ControllerConfig:
-    scheduler: str = field(default="frfcfs", metadata=_choice("fcfs", "fcfs_strict", "frfcfs",
-                                                               "frfcfs_cap", "eruca"))
+    scheduler: str = field(default="frfcfs", metadata=_choice(*SCHEDULERS))
     # Row hits that may bypass an older request to the same bank before that request
     # wins (frfcfs_cap only).
     row_hit_cap: int = field(default=4, metadata={"min": 1})
-    page_policy: str = field(default="open", metadata=_choice("open", "closed", "timeout"))
+    page_policy: str = field(default="open", metadata=_choice(*PAGE_POLICIES))
     # Idle cycles after which the timeout policy precharges an open row.
     page_timeout_cycles: int = field(default=120, metadata={"min": 1})
     read_queue: int = field(default=32, metadata={"min": 1, "max": 4096})
@@ -480,8 +480,9 @@ def _check_mechanisms(cfg: Config, data: dict) -> None:
         key = next(iter(given)) if isinstance(given, dict) else ""
         raise ConfigError(f"eruca.{key}: ERUCA keys need dram.subbank_scheme: eruca "
                           f"(it is {d.subbank_scheme!r})")
-    if cfg.controller.scheduler == "eruca" and d.subbank_scheme != "eruca":
-        raise ConfigError(f"controller.scheduler: 'eruca' needs dram.subbank_scheme: eruca "
+    if SCHEDULERS[cfg.controller.scheduler].conflict_aware and d.subbank_scheme != "eruca":
+        raise ConfigError(f"controller.scheduler: {cfg.controller.scheduler!r} needs "
+                          f"dram.subbank_scheme: eruca "
                           f"(it is {d.subbank_scheme!r})")
     # (a standard's own default scheme, DDR5's on-die ECC, is in its table already:
     # it changes nothing the sub-bank table would need, unless a decode latency is set)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memsim import check, config
+from memsim import check, config, policies
 from memsim.cmdlog import read_header
 from memsim.dram import spec as spec_mod
 from memsim.mapping import AddressMapping
@@ -43,8 +43,9 @@ CORES_PRESETS = ("ddr4_2400_x8_1ch1r_4cores",)
 # DDR5 presets (tests/test_ddr5.py runs them)
 DDR5_PRESETS = ("ddr5_4800b_x8_1dimm", "ddr5_5600b_x8_1dimm", "ddr5_4800b_x8_2dimm",
                 "ddr5_5600b_x8_2dimm")
-SCHEDULERS = ("fcfs", "frfcfs", "frfcfs_cap")
-PAGE_POLICIES = ("open", "closed", "timeout")
+# every scheduler of plain DDR4 (not those that need sub-banks) and every page policy
+SCHEDULERS = tuple(n for n, s in policies.SCHEDULERS.items() if not s.conflict_aware)
+PAGE_POLICIES = tuple(policies.PAGE_POLICIES)
 NO_REFRESH = ("dram.refresh=false",)
 
 # summary keys that measure the host, not the simulation

@@ -17,8 +17,6 @@ Its modules, each importing only those above it in this list:
 """
 
 from memsim.engine.build import (
-    PAGE_POLICIES,
-    SCHEDULERS,
     CoreSetup,
     Engine,
     StarvationError,
@@ -26,5 +24,4 @@ from memsim.engine.build import (
     no_cores,
 )
 
-__all__ = ["PAGE_POLICIES", "SCHEDULERS", "CoreSetup", "Engine",
-           "StarvationError", "compile_lock", "no_cores"]
+__all__ = ["CoreSetup", "Engine", "StarvationError", "compile_lock", "no_cores"]

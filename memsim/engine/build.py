@@ -26,20 +26,7 @@ from memsim.engine import ecc as ecc_engine
 from memsim.engine import nda as nda_engine
 from memsim.engine import refresh as refresh_engine
 from memsim.engine import step as step_mod
-
-SCHEDULERS = {
-    "fcfs": layout.SCHED_FCFS,  # oldest request whose next command is ready first
-    "fcfs_strict": layout.SCHED_FCFS_STRICT,  # only the oldest request may issue
-    "frfcfs": layout.SCHED_FRFCFS,  # ready row hits first, then oldest ready
-    "frfcfs_cap": layout.SCHED_FRFCFS_CAP,  # FR-FCFS, at most N hits bypass an older request
-    # FR-FCFS avoiding ERUCA's resource conflicts (sub-banks, scheme eruca only)
-    "eruca": subbank.SCHED_ERUCA,
-}
-PAGE_POLICIES = {
-    "open": layout.PAGE_OPEN,  # rows stay open until a conflict
-    "closed": layout.PAGE_CLOSED,  # auto-precharge with the last pending hit
-    "timeout": layout.PAGE_TIMEOUT,  # precharge rows idle for page_timeout_cycles
-}
+from memsim.policies import PAGE_POLICIES, SCHEDULERS
 
 assert {n: i for i, n in enumerate(("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF"))} \
     == spec_mod.CMD, "command ids out of sync between memsim.dram.spec and the engine"
@@ -233,8 +220,12 @@ class Engine:
 
         P = np.zeros(layout.P_LEN, np.int64)
         P[layout.P_NCH], P[layout.P_NRANK], P[layout.P_NBG], P[layout.P_NBA] = nch, nr, nbg, nba
-        P[layout.P_SCHED] = SCHEDULERS[c.scheduler]
-        P[layout.P_POLICY] = PAGE_POLICIES[c.page_policy]
+        sched = SCHEDULERS[c.scheduler]  # (memsim.policies: the loop tests its flags)
+        P[layout.P_HIT_FIRST] = sched.hit_first
+        P[layout.P_CAPPED] = sched.capped
+        P[layout.P_OLDEST_ONLY] = sched.oldest_only
+        P[layout.P_CONFLICT_AWARE] = sched.conflict_aware
+        P[layout.P_POLICY] = PAGE_POLICIES[c.page_policy].id
         # the engine counts ticks: DRAM cycles x spec.time_scale (2 on DUO's half-cycle grid)
         scale = spec.time_scale
         self.time_scale = scale

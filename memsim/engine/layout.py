@@ -86,6 +86,7 @@ from numba.core import config as numba_config
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from memsim.engine.jit import INLINE as _INLINE
+from memsim.policies import PAGE_POLICIES
 
 # Command ids (must match memsim.dram.spec.CMD; checked there at import).
 ACT, PRE, PREA, RD, WR, RDA, WRA, REF = range(8)
@@ -105,18 +106,20 @@ NONNEG = 0x7FFFFFFFFFFFFFFF
 NO_CONSTRAINT = -(1 << 40)
 
 # Scheduler and page-policy ids (the registries in memsim.engine map names to these).
-SCHED_FCFS, SCHED_FCFS_STRICT, SCHED_FRFCFS, SCHED_FRFCFS_CAP = 0, 1, 2, 3
-PAGE_OPEN, PAGE_CLOSED, PAGE_TIMEOUT = 0, 1, 2
+# Page-policy ids (memsim.policies.PAGE_POLICIES: the registry of names).
+PAGE_OPEN, PAGE_CLOSED, PAGE_TIMEOUT = (PAGE_POLICIES[n].id for n in ("open", "closed", "timeout"))
 
 # Row-buffer outcome of a request: decided by the first command issued for it.
 CAT_NONE, CAT_HIT, CAT_MISS, CAT_CONFLICT = -1, 0, 1, 2
 
 # Indices into the parameter array P.
-(P_NCH, P_NRANK, P_NBG, P_NBA, P_SCHED, P_POLICY, P_TIMEOUT, P_CAP, P_RQ_CAP, P_WQ_CAP,
+(P_NCH, P_NRANK, P_NBG, P_NBA, P_HIT_FIRST, P_POLICY, P_TIMEOUT, P_CAP, P_RQ_CAP, P_WQ_CAP,
  P_WM_HI, P_WM_LO, P_TIMED, P_MAX_OUT, P_REFRESH, P_TREFI, P_TRFC, P_TICK, P_LOG, P_QMASK,
- P_CYCLE, P_FMASK, P_STEP, P_CORES, P_LEN) = range(25)
+ P_CYCLE, P_FMASK, P_STEP, P_CORES, P_CAPPED, P_OLDEST_ONLY, P_CONFLICT_AWARE, P_LEN) = range(28)
 # P_STEP: 1 when the engine is stepped (memsim.engine.step, the SimPy front door), a
 # run-time flag of every loop variant rather than a variant of its own
+# P_HIT_FIRST, P_CAPPED, P_OLDEST_ONLY, P_CONFLICT_AWARE: the scheduler's flags, 1 or 0
+# (memsim.policies.Scheduler; memsim.engine.build copies them)
 # P_CORES: 1 when closed-loop cores are the front end; read only by the loop variants
 # that carry the cores front end as a run-time part (CORES_AT_RUN_TIME, below)
 

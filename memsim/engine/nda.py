@@ -419,8 +419,8 @@ def _host_delayed(P, T, S, Xn, ch, rk, cmd, b, t):
     loaded machine) for no measurable speed (AXPY beside a random host: 185k vs 190k
     host requests/s)."""
     q = S.wmode[ch]
-    hit_first = P[layout.P_SCHED] >= layout.SCHED_FRFCFS
-    capped = P[layout.P_SCHED] == layout.SCHED_FRFCFS_CAP
+    hit_first = P[layout.P_HIT_FIRST] != 0
+    capped = P[layout.P_CAPPED] != 0
     cap = P[layout.P_CAP]
     per_rank = P[layout.P_NBG] * P[layout.P_NBA]
     b0 = rk * per_rank

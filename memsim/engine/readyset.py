@@ -60,18 +60,17 @@ from memsim.engine.layout import (
     INF,
     NONNEG,
     P_CAP,
+    P_CAPPED,
+    P_HIT_FIRST,
     P_NBA,
     P_NBG,
     P_NRANK,
-    P_SCHED,
     PRE,
     RD,
     RS_DIRTY,
     RS_FMIN,
     RS_FUTURE,
     RS_READY,
-    SCHED_FRFCFS,
-    SCHED_FRFCFS_CAP,
     X_NDA,
     ei,
     lowest_bit,
@@ -92,8 +91,8 @@ def _recompute(P, S, q, r, rk, d, t):
     keep = ~d
     for f in range(RS_READY, RS_FMIN):
         rs[r + f] &= keep
-    hit_first = P[P_SCHED] >= SCHED_FRFCFS
-    capped = P[P_SCHED] == SCHED_FRFCFS_CAP
+    hit_first = P[P_HIT_FIRST] != 0
+    capped = P[P_CAPPED] != 0
     cap = P[P_CAP]
     d &= S.pend_mask[q, rk]  # (out of every set above; back in only with work queued)
     per_rank = P[P_NBG] * P[P_NBA]

@@ -29,20 +29,19 @@ from memsim.engine.layout import (
     F_REFSB,
     INF,
     P_CAP,
+    P_CAPPED,
+    P_HIT_FIRST,
     P_NBA,
     P_NBG,
     P_NRANK,
+    P_OLDEST_ONLY,
     P_POLICY,
     P_QMASK,
     P_REFRESH,
-    P_SCHED,
     P_TIMEOUT,
     PAGE_TIMEOUT,
     PRE,
     RD,
-    SCHED_FCFS_STRICT,
-    SCHED_FRFCFS,
-    SCHED_FRFCFS_CAP,
     X_NDA,
     X_REFSB,
     ei,
@@ -80,8 +79,8 @@ def bank_phase(P, S, X, ch, t, q, features):
     activated requests waiting for the data bus (18.7 banks with hits of 24 visited), and
     most of their lookups are skipped. The order of the ready and forecast lists does not
     matter to ``pick`` (oldest first: queue ages are distinct)."""
-    hit_first = P[P_SCHED] >= SCHED_FRFCFS
-    capped = P[P_SCHED] == SCHED_FRFCFS_CAP
+    hit_first = P[P_HIT_FIRST] != 0
+    capped = P[P_CAPPED] != 0
     cap = P[P_CAP]
     per_rank = P[P_NBG] * P[P_NBA]
     open_row = S.open_row
@@ -169,8 +168,8 @@ def pick(P, S, q, ch, banks, hits, n_ready):
     request that hits the open row and its oldest one that does not: walked from its
     oldest queued request (its list head's ``q_newer``), so the work follows the
     ready banks and their requests, not the length of the queue."""
-    hit_first = P[P_SCHED] >= SCHED_FRFCFS
-    capped = P[P_SCHED] == SCHED_FRFCFS_CAP
+    hit_first = P[P_HIT_FIRST] != 0
+    capped = P[P_CAPPED] != 0
     head = S.q_head[q, ch]
     mask = P[P_QMASK]
     q_row = S.q_row[q, ch]
@@ -213,7 +212,7 @@ def pick(P, S, q, ch, banks, hits, n_ready):
         cmd = ACT if S.open_row[S.q_bank[q, ch, best]] < 0 else PRE
     else:
         return -1, -1
-    if P[P_SCHED] == SCHED_FCFS_STRICT and best != head:
+    if P[P_OLDEST_ONLY] != 0 and best != head:
         return -1, -1  # only the oldest request may issue
     return best, cmd
 

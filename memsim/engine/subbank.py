@@ -71,7 +71,6 @@ N_CMD_SUBBANK = SA_SEL + 1
 # scopes of the compiled table beyond core's (memsim.dram.spec.SCOPE_*)
 SCOPE_SIBLING, SCOPE_BUS, SCOPE_COLUMN_PATH = 5, 6, 7
 
-SCHED_ERUCA = 4  # scheduler id (registry in memsim.engine)
 
 # An index masked with this is known to the compiler to be non-negative (its sign bit
 # clear), so numba's fix-up of negative indices (a compare and a select on every load
@@ -648,14 +647,14 @@ def _after_refresh(P, S, Z, ch, t):
 # ---------------------------------------------------------------- the scheduler
 
 @njit(**_INLINE)
-def _priority(P, Z, sched, kind, u, j):
+def _priority(P, Z, kind, u, j):
     """Lower goes first (ties: the older request). FCFS: all alike; FR-FCFS: row hits,
     then the rest; ERUCA: FR-FCFS with hits on the other bus of their bank group first
     and precharges forced by the row-address path last (but never the oldest
     request's, nor one past the age cap: ``j`` is then 0)."""
-    if sched < layout.SCHED_FRFCFS:
+    if P[layout.P_HIT_FIRST] == 0:
         return 0
-    if sched != SCHED_ERUCA:
+    if P[layout.P_CONFLICT_AWARE] == 0:
         return 0 if kind == K_HIT else 1
     if kind == K_HIT:
         if Z.p[ZP_OTHERBUS] != 0 and Z.p[ZP_BUSES] > 1 and \
@@ -710,7 +709,7 @@ def _forecast_exact(P, Z):
     depends on the cycle (the row-hit cap marks units per scan, the age cap and the page
     timeout count cycles; the eruca scheduler's age cap too, but the scan notes the
     first cycle at which it lets a held request go: see _pick_queue)."""
-    return P[layout.P_SCHED] != layout.SCHED_FRFCFS_CAP and \
+    return P[layout.P_CAPPED] == 0 and \
         P[layout.P_POLICY] != layout.PAGE_TIMEOUT
 
 
@@ -770,9 +769,8 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
     """The command for the queue the write mode serves, by the scheduler's priority.
     Returns (the request's slot or -1, command, unit, next cycle at which a command of
     the queue becomes ready)."""
-    sched = P[layout.P_SCHED]
-    hit_first = sched >= layout.SCHED_FRFCFS
-    capped = sched == layout.SCHED_FRFCFS_CAP
+    hit_first = P[layout.P_HIT_FIRST] != 0
+    capped = P[layout.P_CAPPED] != 0
     cap = P[layout.P_CAP]
     nxt = layout.INF
     best = -1
@@ -782,12 +780,12 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
     head = S.q_head[q, ch]
     mask = P[layout.P_QMASK] & _NONNEG  # (slots then known non-negative: see _NONNEG)
     n_scan = S.q_len[q, ch]
-    if sched == layout.SCHED_FCFS_STRICT and n_scan > 1:
+    if P[layout.P_OLDEST_ONLY] != 0 and n_scan > 1:
         n_scan = 1
     # the eruca scheduler's avoidance: a row-path precharge waits while the bank's open
     # rows still have work (a queued hit, or an ACT compatible with every open sibling,
     # marked in ``work`` as the scan meets them), so it is decided after the scan
-    avoid = sched == SCHED_ERUCA and Z.p[ZP_AVOID] != 0
+    avoid = P[layout.P_CONFLICT_AWARE] != 0 and Z.p[ZP_AVOID] != 0
     n_cand = 0
     best_j = n_scan
     age_cap = Z.p[ZP_AGECAP]
@@ -865,7 +863,7 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
             Z.work[Z.bank_of[u]] = scan
         if kind == K_HIT and capped and Z.scan_stamp[u] == scan and S.bypass[u] >= cap:
             continue  # the row-hit cap: an older request to this unit's row goes first
-        prio = _priority(P, Z, sched, kind, u, j if held else 0)
+        prio = _priority(P, Z, kind, u, j if held else 0)
         if best >= 0 and prio >= best_prio:
             # it cannot be chosen (a ready older request goes first at equal priority,
             # and a row-path candidate only wins a tie against a younger one), and once
