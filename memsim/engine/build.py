@@ -477,7 +477,7 @@ class Engine:
                 ctl[step_mod.ST_N] = 0
                 ctl[step_mod.ST_STOP] = layout.INF
                 continue
-            if status != loop.LOG_FULL:
+            if status != loop.LOG_FULL and status != loop.YIELDED:
                 break
         self.requests_fed += len(arrival)
         if status == loop.DONE:
@@ -534,7 +534,7 @@ class Engine:
                           column, self.requests_fed, False)
             if self.log_sink is not None:
                 self._flush_log()
-            if status != loop.LOG_FULL:
+            if status != loop.LOG_FULL and status != loop.YIELDED:
                 break
         entered = F.item(layout.F_IDX)
         self.requests_fed += entered

@@ -88,7 +88,13 @@ from memsim.engine.layout import (
 from memsim.engine.schedule import schedule_channel
 from memsim.engine.step import step_pause, step_stop
 
-NEED_INPUT, DONE, LOG_FULL, STUCK, PAUSED, STARVED = 0, 1, 2, 3, 4, 5
+NEED_INPUT, DONE, LOG_FULL, STUCK, PAUSED, STARVED, YIELDED = 0, 1, 2, 3, 4, 5, 6
+# The loop hands control back to Python every YIELD_EVERY decisions (YIELDED; the
+# caller calls again with the same chunk), so that a signal (Ctrl-C, SIGTERM) stops any
+# run promptly, whatever its config: Python runs signal handlers only between calls.
+# 2**18 decisions take 20-60 ms in the plain loop and a few times that in the sub-bank
+# and NDA loops; a return and a call cost some 20 us.
+YIELD_EVERY = 1 << 18
 
 
 def mechanism_sources(features: int) -> str:
@@ -127,7 +133,8 @@ def make_loop(features: int):
         come, a bug the caller reports). The cores variant takes its requests from the
         cores (the chunk is empty), and returns STARVED when a request has waited past
         its progress guard. A stepped loop (``P[P_STEP]``, engine/step.py) returns
-        PAUSED at its stop cycle instead of NEED_INPUT."""
+        PAUSED at its stop cycle instead of NEED_INPUT. Every YIELD_EVERY decisions it
+        returns YIELDED (call again with the same chunk)."""
         if features < 0:  # never: puts ``sources`` in the closure (the cache key)
             return len(sources)
         n = arrival.size
@@ -148,7 +155,12 @@ def make_loop(features: int):
             log_room = nch * (1 + P[P_NRANK])  # and one per rank's NDA
         F = S.F
         t = F[F_NOW]
+        budget = YIELD_EVERY
         while True:
+            budget -= 1
+            if budget == 0:
+                F[F_NOW] = t
+                return YIELDED
             if watch:
                 if log_on and F[F_LOG_LEN] + log_room > log_cap:
                     F[F_NOW] = t
