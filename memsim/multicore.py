@@ -155,7 +155,8 @@ def simulate(cfg, traces: list[CoreTrace], *, tick: bool = False, cmd_log=None,
     """Run the cores on their (translated) traces; the Result's ``cores`` section has
     the per-core figures (no speedups: see :func:`with_alone`)."""
     from memsim.cmdlog import CommandLogWriter, columns_for
-    from memsim.sim import _subbank_stats, warm_up
+    from memsim.compiling import warm_up
+    from memsim.sim import _subbank_stats
 
     spec = spec_mod.build(cfg)
     mapping = AddressMapping.from_config(cfg, spec)

@@ -9,12 +9,9 @@ requests already in memory (tests, benchmarks, SimPy front doors).
 from __future__ import annotations
 
 import hashlib
-import os
-import sys
-import threading
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import closing, contextmanager
+from collections.abc import Iterable
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -23,9 +20,10 @@ from memsim import config as config_mod
 from memsim import nda as nda_mod
 from memsim.cmdlog import HEADER as LOG_HEADER  # noqa: F401 - re-exported
 from memsim.cmdlog import CommandLogWriter, columns_for
+from memsim.compiling import warm_up
 from memsim.dram import spec as spec_mod
 from memsim.ecc import Expander
-from memsim.engine import Engine, layout, loop
+from memsim.engine import Engine, layout
 from memsim.mapping import AddressMapping
 from memsim.progress import progress_bar
 from memsim.readahead import read_ahead
@@ -60,15 +58,6 @@ def _resolve_mode(cfg, trace_timed: bool) -> bool:
     return mode == "timestamped"
 
 
-# Shown on stderr when the engine is being compiled (a fresh checkout or a changed
-# engine): the one time memsim is slow to start. Measured on an idle 2-core machine:
-# 33 s for plain DDR4, up to 105 s for a mechanism's variant (sub-banks); two to three times
-# that on a busy one.
-COMPILE_NOTICE = ("memsim: compiling the engine once, 30 s to 2 minutes (longer on a busy "
-                  "machine); later runs reuse it")
-# Loading the cached engine takes ~0.35 s; a warm-up still running after this long is
-# a compilation (used when numba's cache index cannot be inspected).
-NOTICE_AFTER_SECONDS = 5.0
 # Progress bars appear only on runs that last longer than this (and only on a terminal).
 PROGRESS_DELAY_SECONDS = 2.0
 # Requests per chunk fed to the engine: the trace is read, checked, decoded and fed this
@@ -77,71 +66,6 @@ PROGRESS_DELAY_SECONDS = 2.0
 # 2M-request run's 322 MB peak). Larger chunks save nothing: the engine costs
 # microseconds a call. Results do not depend on it (tests/test_trace_sim.py).
 CHUNK_REQUESTS = 1 << 16
-
-
-def _engine_dispatcher(features: int = 0):
-
-    return loop.loop(features)
-
-
-def _engine_compile_count(features: int = 0) -> int:
-    """How many times numba compiled the engine in this process (0 under
-    NUMBA_DISABLE_JIT)."""
-    stats = getattr(_engine_dispatcher(features), "stats", None)
-    return sum(stats.cache_misses.values()) if stats is not None else 0
-
-
-def _engine_needs_compiling(features: int = 0) -> bool | None:
-    """True if the engine is neither loaded nor in numba's disk cache, False if it is
-    loaded, None if unsure (numba's cache index looked at best-effort)."""
-    dispatcher = _engine_dispatcher(features)
-    if not hasattr(dispatcher, "signatures"):
-        return False  # NUMBA_DISABLE_JIT: plain Python
-    if dispatcher.signatures:
-        return False
-    try:
-        index = dispatcher._cache._cache_file._index_path
-    except AttributeError:
-        return None
-    return True if not os.path.exists(index) else None
-
-
-def warm_up(engine, notify: bool) -> tuple[float, bool]:
-    """Compile the engine's loop variant or load it from numba's cache, with the compile
-    notice: (seconds it took, whether it was a compilation)."""
-    t = time.perf_counter()
-    compiles = _engine_compile_count(engine.features)
-    with _compile_notice(notify, engine.features):
-        engine.warm_up()
-    return time.perf_counter() - t, _engine_compile_count(engine.features) > compiles
-
-
-@contextmanager
-def _compile_notice(enabled: bool, features: int = 0) -> Iterator[None]:
-    """Print COMPILE_NOTICE to stderr if the engine is (probably) being compiled: at once
-    when numba has no cached engine, else once warm-up has taken NOTICE_AFTER_SECONDS."""
-    if not enabled:
-        yield
-        return
-    needs = _engine_needs_compiling(features)
-    if needs is False:
-        yield
-        return
-
-    def notice() -> None:
-        print(COMPILE_NOTICE, file=sys.stderr, flush=True)
-
-    if needs:
-        notice()
-        yield
-        return
-    timer = threading.Timer(NOTICE_AFTER_SECONDS, notice)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
 
 
 def _progress_bar(enabled: bool | None, total: int | None):

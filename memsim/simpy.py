@@ -66,7 +66,7 @@ class MemorySystem:
     def __init__(self, env: simpy.Environment, config=None, overrides=(), *,
                  unit: str = "ns", cmd_log=None, notify: bool = True):
         from memsim.cmdlog import CommandLogWriter, columns_for
-        from memsim.sim import warm_up
+        from memsim.compiling import warm_up
 
         if unit not in UNITS:
             raise ValueError(f"unit: {unit!r} is not one of: {', '.join(UNITS)}")

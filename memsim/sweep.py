@@ -870,10 +870,11 @@ def run_sweep(spec, out_dir, jobs: int | None = None, backend: str = "local",
         bar.done(outcome["status"] == "ok")
 
     if todo and (progress if notify is None else notify):
-        from memsim import sim
+        from memsim import compiling
 
-        if sim._engine_needs_compiling():
-            print(sim.COMPILE_NOTICE, file=sys.stderr, flush=True)
+        if compiling.needs_compiling(0):
+            print("memsim: the workers compile the engine's loop first (once, in one of "
+                  "them: `memsim warm` does it ahead of time)", file=sys.stderr, flush=True)
     try:
         if todo and backend == "dask" and not scheduler_address and len(todo) > 1:
             warm_up(todo[0])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -144,15 +144,18 @@ def no_cores(n_banks: int, n_channels: int) -> cores_mod.Cores:
 
 
 @contextmanager
-def compile_lock(features: int):
-    """Hold a lock file while loop variant ``features`` is compiled or loaded. numba's
-    disk cache has no lock of its own: processes that start at once on a fresh install
-    (sweep workers, parallel test workers) would each compile the same variant, minutes
-    of CPU apiece. Behind the lock, the first compiles and the rest load its result.
-    Where no lock file can be made (or without fcntl), nothing is locked. The lock is
-    per numba cache and optimisation level as well: processes that do not share a
-    cache (the test run keeps its own, tests/conftest.py) have nothing to wait for.
-    """
+def compile_lock(features, on_wait=None):
+    """Hold a lock file while loop variant ``features`` (or channels.LOCK_KEY) is
+    compiled or loaded. numba's disk cache has no lock of its own: processes that start
+    at once on a fresh install (sweep workers, parallel test workers, a cluster's
+    workers sharing a cache directory) would each compile the same variant. Behind the
+    lock, the first compiles and the rest load its result; ``on_wait`` is called once
+    if this process has to wait. The lock file lives in the variant's numba cache
+    directory, so that every process using that cache, on whatever machine, takes the
+    same lock (where that directory cannot be written: the temporary directory, keyed
+    by the cache). Where no lock file can be made (or without fcntl), nothing is
+    locked. The lock is per optimisation level too: the test run compiles at level 1
+    in a cache of its own (tests/conftest.py)."""
     try:
         import fcntl
     except ImportError:  # (not POSIX)
@@ -160,17 +163,29 @@ def compile_lock(features: int):
         return
     from numba.core import config as numba_config
 
-    where = Path(loop.__file__).resolve()
-    key = hashlib.sha256(f"{where}:{features}:{numba_config.CACHE_DIR}:"
-                         f"{numba_config.OPT}".encode()).hexdigest()[:16]
-    path = Path(tempfile.gettempdir()) / f"memsim-compile-{key}.lock"
-    try:
-        handle = open(path, "a")  # noqa: SIM115 (held for the block below)
-    except OSError:
-        yield
-        return
+    name = f"memsim-compile-{features}-opt{int(numba_config.OPT)}.lock"
+    cache = getattr(getattr(loop.loop(features) if isinstance(features, int) else None,
+                            "_cache", None), "_cache_path", None)
+    handle = None
+    if cache:
+        with suppress(OSError):
+            Path(cache).mkdir(parents=True, exist_ok=True)
+            handle = open(Path(cache) / name, "a")  # noqa: SIM115 (held below)
+    if handle is None:
+        where = f"{Path(loop.__file__).resolve()}:{numba_config.CACHE_DIR}"
+        key = hashlib.sha256(where.encode()).hexdigest()[:16]
+        try:
+            handle = open(Path(tempfile.gettempdir()) / f"{key}-{name}", "a")  # noqa: SIM115
+        except OSError:
+            yield
+            return
     with handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait is not None:
+                on_wait()
+            fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
         finally:
@@ -563,18 +578,19 @@ class Engine:
         """The next DRAM cycle the engine will simulate (always a whole cycle)."""
         return int(self.S.F[layout.F_NOW]) // self.time_scale
 
-    def warm_up(self) -> None:
+    def warm_up(self, on_wait=None) -> None:
         """Compile the loop (or load it from numba's cache) without simulating: an empty,
         non-final chunk returns at once and changes nothing. One process at a time
-        compiles a variant (see compile_lock); the others then load it from the cache."""
+        compiles a variant (see compile_lock; ``on_wait`` is called if this one waits
+        for another); the others then load it from the cache."""
         empty = np.zeros(0, np.int64)
         if self.threads is None:
-            with (compile_lock(self.features), jit.blas_probe_skipped(),
+            with (compile_lock(self.features, on_wait), jit.blas_probe_skipped(),
                   jit.registries_deferred(self.loop)):
                 self.loop(self.P, self.T, self.S, self.X, empty, empty, empty, empty,
                           empty, np.int64(self.requests_fed), False)
         if self.channel_threads != "off":
-            with (compile_lock(channels.LOCK_KEY), jit.blas_probe_skipped(),
+            with (compile_lock(channels.LOCK_KEY, on_wait), jit.blas_probe_skipped(),
                   jit.registries_deferred(channels.channel_loop())):
                 channels.warm_up(self.P, self.T, self.S, self.X)
 
