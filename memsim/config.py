@@ -35,6 +35,25 @@ DEFAULT_PRESET = "ddr4_2400_x8_1ch1r"
 # engine keeps cycles and counts in int64 and adds them up, so a value must leave
 # headroom (2**40 cycles is over 15 minutes of DRAM time at 1.2 GHz).
 INT_LIMIT = 1 << 40
+# Keys that set a latency, a timeout, an interval or a point in time have tighter upper
+# bounds (the error names the key, the value and the bound): past the engine's int64 the
+# danger is simulated time running away, each tREFI of it a refresh to simulate (1e12
+# cycles of packet latency were about 1e8 refreshes, minutes of spinning). The bounds are
+# far beyond what a researcher needs, so that they never get in the way of a real
+# experiment:
+# - a latency added to each request (a packet hop, a decoder): 2**16 cycles, 27 us at
+#   DDR5-4800's 2.4 GHz and 55 us at DDR4-2400's 1.2 GHz, a thousand times a DRAM access;
+MAX_LATENCY_CYCLES = 1 << 16
+# - a timeout, a time slice, a waiting window and a timing override: 2**24 cycles, 14 ms
+#   at 1.2 GHz, about 1800 refresh intervals (tREFI is 7.8 us) and the engine's own
+#   starvation guard (memsim.engine.STARVATION_LIMIT_CYCLES);
+MAX_INTERVAL_CYCLES = 1 << 24
+# - a point in a run that must be reached for it to end (nda.launch_cycle when the
+#   kernels run once): 2**30 cycles, 0.9 s at 1.2 GHz, far past any trace's end;
+MAX_RUN_CYCLES = 1 << 30
+# - the trace's clock against the DRAM clock: at most this many DRAM cycles per trace
+#   cycle (a 1.2 MHz trace clock on a 1.2 GHz DRAM clock).
+MAX_DRAM_CYCLES_PER_TRACE_CYCLE = 1000
 
 
 def _key(default, help: str, unit: str, used_by: str, **limits):
@@ -130,7 +149,8 @@ class ControllerConfig:
     # Idle cycles after which the timeout policy precharges an open row.
     page_timeout_cycles: int = _key(120, "idle cycles after which an open row is "
                                     "precharged", "cycles",
-                                    "controller.page_policy: timeout", min=1)
+                                    "controller.page_policy: timeout", min=1,
+                                    max=MAX_INTERVAL_CYCLES)
     read_queue: int = _key(32, "read queue entries per channel", "entries", ALL, min=1,
                            max=4096)
     write_queue: int = _key(32, "write queue entries per channel", "entries", ALL, min=1,
@@ -196,7 +216,7 @@ class ErucaConfig:
                                   "flag", ERUCA)
     age_cap_cycles: int = _key(_E["age_cap_cycles"], "scheduler eruca: its preferences "
                                "never hold back a request older than this (0: no cap)",
-                               "cycles", ERUCA, min=0)
+                               "cycles", ERUCA, min=0, max=MAX_INTERVAL_CYCLES)
 
 
 @dataclass
@@ -216,7 +236,8 @@ class FrontendConfig:
     cpu_cycles_per_dram_cycle: float = _key(1.0, "trace cycles per DRAM clock cycle, e.g. "
                                             "2.667 for 3.2 GHz CPU cycles on a 1.2 GHz "
                                             "DRAM clock", "ratio",
-                                            "timed traces (timestamped mode)", min=1e-9)
+                                            "timed traces (timestamped mode)",
+                                            min=1 / MAX_DRAM_CYCLES_PER_TRACE_CYCLE)
     # cores mode: one trace file per core (paths relative to the working directory).
     cores: list = _key([], "one trace file per core (paths relative to the working "
                        "directory)", "paths", CORES, items=str, max_items=256)
@@ -250,7 +271,7 @@ class CoreConfig:
     # (rounded to core cycles)
     onchip_latency_ns: float = _key(10.0, "from a load's last data beat at the controller "
                                     "to its completion in the core", "ns", CORES,
-                                    min=0.0, max=1e6)
+                                    min=0.0, max=1e4)
     # instructions each core counts (IPC = instructions / cycles); 0: its whole trace
     instructions: int = _key(0, "instructions each core counts for its IPC (0: its whole "
                              "trace)", "instructions", CORES, min=0)
@@ -304,7 +325,10 @@ class NdaConfig:
     # accesses the NDA controller of a rank looks ahead (its request queue)
     queue_depth: int = _key(16, "accesses the NDA controller of a rank looks ahead",
                             "entries", NDA, min=1, max=1024)
-    launch_cycle: int = _key(0, "DRAM cycle at which the NDAs start", "cycles", NDA, min=0)
+    # (without nda.repeat at most MAX_RUN_CYCLES, _check_nda_launch; with it a launch
+    # past the host's trace is how a sweep keeps NDAs from ever starting)
+    launch_cycle: int = _key(0, "DRAM cycle at which the NDAs start (with nda.repeat: "
+                             "false at most 2**30)", "cycles", NDA, min=0)
     # a kernel that finishes starts over (the run then ends with the host's trace);
     # otherwise the run lasts until every rank's kernel has finished
     repeat: bool = _key(False, "a kernel that finishes starts over and the run ends with "
@@ -331,15 +355,18 @@ class NdaConfig:
                           choices=("traditional", "packetized"))
     packet_latency_cycles: int = _key(12, "one hop between the host and the module's "
                                       "scheduler (requests, and read data back)", "cycles",
-                                      "NDAs, nda.interface: packetized", min=0)
+                                      "NDAs, nda.interface: packetized", min=0,
+                                      max=MAX_LATENCY_CYCLES)
     # bank_partition layout: banks of each rank that hold the host's data
     host_banks: int = _key(8, "banks of each rank that hold the host's data", "banks",
                            "NDAs, nda.layout: bank_partition", min=1)
     # time_slice: the rank is the host's for host_slice_cycles, then the NDA's
     host_slice_cycles: int = _key(1000, "the host's turn on the rank", "cycles",
-                                  "NDAs, nda.policy: time_slice", min=1)
+                                  "NDAs, nda.policy: time_slice", min=1,
+                                  max=MAX_INTERVAL_CYCLES)
     nda_slice_cycles: int = _key(1000, "the NDA's turn on the rank", "cycles",
-                                 "NDAs, nda.policy: time_slice", min=1)
+                                 "NDAs, nda.policy: time_slice", min=1,
+                                 max=MAX_INTERVAL_CYCLES)
     # row_hit_cap: NDA row hits in a row (while the host waits) before the NDA yields
     # (each may hold a host request back: larger caps cost the host more, see README)
     row_hit_cap: int = _key(2, "NDA row hits in a row, while the host waits, before the "
@@ -353,9 +380,11 @@ class NdaConfig:
                                           "write", "fraction", NDA, min=0.0, max=1.0)
     write_redraw_cycles: int = _key(512, "a rank left idle this long after a lost draw is a "
                                     "new write opportunity", "cycles",
-                                    "NDAs, nda.write_issue_probability below 1", min=1)
+                                    "NDAs, nda.write_issue_probability below 1", min=1,
+                                    max=MAX_INTERVAL_CYCLES)
     write_min_host_idle_cycles: int = _key(0, "an NDA writes only to a rank the host has "
-                                           "left idle this long", "cycles", NDA, min=0)
+                                           "left idle this long", "cycles", NDA, min=0,
+                                           max=MAX_INTERVAL_CYCLES)
     # hold NDA writes to the rank the host's next request is predicted for while it is
     # due (predictor: queue_head or rank_sequence)
     next_rank_prediction: bool = _key(False, "hold NDA writes to the rank the host's next "
@@ -387,7 +416,7 @@ class EccConfig:
     decode_latency_cycles: int | None = _key(None, "cycles a read waits for the decoder "
                                              "(unset: 0)", "cycles",
                                              _ecc_users("decode_latency_cycles"), min=0,
-                                             max=1 << 20)
+                                             max=MAX_LATENCY_CYCLES)
     # Write CRC with the data mask on: tWR / tWTR_S / tWTR_L grow by the datasheet's
     # CRC_DM adder (write_crc, aiecc). Default false.
     crc_data_mask: bool | None = _key(None, "write CRC with the data mask on: tWR, tWTR_S "
@@ -397,7 +426,7 @@ class EccConfig:
     parity_latency_cycles: int | None = _key(None, "CA parity latency PL, a mode-register "
                                              "setting (unset: the speed bin's)", "cycles",
                                              _ecc_users("parity_latency_cycles"), min=1,
-                                             max=1 << 20)
+                                             max=MAX_LATENCY_CYCLES)
     # Fraction of writes that are partial (a read-modify-write under a rank code),
     # chosen by a hash of the trace index and the seed. Default 0.
     partial_write_fraction: float | None = _key(None, "fraction of writes that are partial "
@@ -413,7 +442,8 @@ class EccConfig:
     ondie_rmw_cycles: int | None = _key(None, "on-die ECC's internal read-modify-write, "
                                         "added to tWR, tWTR_L and same-bank-group "
                                         "write-to-write (unset: tCCD_L)", "cycles",
-                                        _ecc_users("ondie_rmw_cycles"), min=0, max=1 << 20)
+                                        _ecc_users("ondie_rmw_cycles"), min=0,
+                                        max=MAX_LATENCY_CYCLES)
     # DUO: bursts of 10 beats (5 cycles) instead of 9 (4.5 cycles). Default false.
     duo_even_bursts: bool | None = _key(None, "bursts of 10 beats (5 cycles) instead of 9 "
                                         "(4.5 cycles; unset: false)", "flag",
@@ -557,7 +587,8 @@ def _check_value(path: str, f: dataclasses.Field, value: Any) -> Any:
     if "min" in meta and value < meta["min"]:
         raise ConfigError(f"{path}: {value!r} is below the minimum {meta['min']}")
     if "max" in meta and value > meta["max"]:
-        raise ConfigError(f"{path}: {value!r} is above the maximum {meta['max']}")
+        unit = f" {meta['unit']}" if meta.get("unit") in ("cycles", "ns") else ""
+        raise ConfigError(f"{path}: {value!r} is above the maximum {meta['max']}{unit}")
     return value
 
 
@@ -789,9 +820,9 @@ def _check_consistency(cfg: Config) -> None:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ConfigError(f"dram.timing.{name}: expected a non-negative integer number "
                               f"of cycles, got {value!r}")
-        if value >= INT_LIMIT:
-            raise ConfigError(f"dram.timing.{name}: {value} cycles is out of range "
-                              f"(expected below 2**{INT_LIMIT.bit_length() - 1})")
+        if value > MAX_INTERVAL_CYCLES:
+            raise ConfigError(f"dram.timing.{name}: {value} cycles is above the maximum "
+                              f"{MAX_INTERVAL_CYCLES} cycles")
     t = device_mod.timings_in_effect(cfg.dram)
     _check_timings(device_mod.standard(cfg.dram), t, cfg.dram.timing)
     if cfg.dram.subbank_scheme != "none":
@@ -822,6 +853,11 @@ def _check_consistency(cfg: Config) -> None:
     for problem in ecc_mod.problems(cfg):
         raise ConfigError(problem)
     if cfg.nda.enabled:
+        if not cfg.nda.repeat and cfg.nda.launch_cycle > MAX_RUN_CYCLES:
+            raise ConfigError(f"nda.launch_cycle: {cfg.nda.launch_cycle} is above the maximum "
+                              f"{MAX_RUN_CYCLES} cycles with nda.repeat: false (the run lasts "
+                              f"until every kernel has finished; with nda.repeat: true a later "
+                              f"launch means the NDAs never start)")
         if cfg.nda.write_issue_probability <= 0:
             raise ConfigError("nda.write_issue_probability: 0.0 would never let an NDA write "
                               "issue (expected a probability in (0, 1])")
