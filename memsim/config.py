@@ -232,12 +232,27 @@ class FrontendConfig:
     max_outstanding: int = _key(64, "requests in flight at once in afap mode", "requests",
                                 "frontend.mode: afap (or auto, untimed trace)", min=1,
                                 max=1 << 20)
-    # Trace cycles per DRAM clock cycle (e.g. 3.2 GHz CPU over a 1.2 GHz DRAM clock).
+    # Trace cycles per DRAM clock cycle (e.g. 3.2 GHz CPU over a 1.2 GHz DRAM clock); with
+    # a trace clock declared (trace_clock, or the trace's header) it divides the DRAM
+    # cycles the timestamps convert to: a rate multiplier (sweeps vary it that way).
     cpu_cycles_per_dram_cycle: float = _key(1.0, "trace cycles per DRAM clock cycle, e.g. "
                                             "2.667 for 3.2 GHz CPU cycles on a 1.2 GHz "
-                                            "DRAM clock", "ratio",
+                                            "DRAM clock; with a declared trace clock it "
+                                            "divides the converted times instead (2: the "
+                                            "trace at twice its rate)", "ratio",
                                             "timed traces (timestamped mode)",
                                             min=1 / MAX_DRAM_CYCLES_PER_TRACE_CYCLE)
+    # What a timed trace's timestamps count (memsim/trace/clock.py): dram, a clock in MHz
+    # or ns. Unset: the trace's "# clock:" header says, else dram (the DRAM clock of
+    # whatever preset replays it).
+    trace_clock: str | None = _key(None, "what a timed trace's timestamps count: dram (the "
+                                   "run's DRAM clock cycles), a clock such as 1200MHz, or "
+                                   "ns (unset: the trace's '# clock:' header, else dram); "
+                                   "timestamps become DRAM cycles rounded up", "clock",
+                                   "timed traces (timestamped mode); not the cores front "
+                                   "end or the SimPy front door, which have no timestamps",
+                                   allowed="dram, ns, or a frequency in MHz or GHz "
+                                           "(1200MHz, 3.2GHz)")
     # cores mode: one trace file per core (paths relative to the working directory).
     cores: list = _key([], "one trace file per core (paths relative to the working "
                        "directory)", "paths", CORES, items=str, max_items=256)
@@ -899,8 +914,35 @@ def _check_refresh_mode(cfg: Config, t: dict) -> None:
                 f"refresh only); use dram.refresh_mode: all_bank")
 
 
+def _check_trace_clock(cfg: Config) -> None:
+    """frontend.trace_clock: a clock memsim.trace.clock knows, no more than
+    MAX_DRAM_CYCLES_PER_TRACE_CYCLE DRAM cycles per tick, and a mode with timestamps."""
+    text = cfg.frontend.trace_clock
+    if text is None:
+        return
+    from memsim.trace import clock as clock_mod  # (the trace layer owns the clock's syntax)
+
+    try:
+        clock = clock_mod.parse(text)
+    except ValueError as e:
+        raise ConfigError(f"frontend.trace_clock: {e}") from None
+    mode = cfg.frontend.mode
+    if mode in ("cores", "afap"):
+        why = ("the cores read instruction gaps, which have no time base" if mode == "cores"
+               else "requests enter as fast as possible, their timestamps unused")
+        raise ConfigError(f"frontend.trace_clock: {text!r} with frontend.mode: {mode}: not "
+                          f"used ({why}); leave it unset")
+    dram_mhz = clock_mod.dram_clock_mhz(device_mod.of(cfg).timings["data_rate_mtps"])
+    per_tick = clock.dram_cycles_per_tick(dram_mhz)
+    if per_tick > MAX_DRAM_CYCLES_PER_TRACE_CYCLE:
+        raise ConfigError(f"frontend.trace_clock: {text!r} is {float(per_tick):g} DRAM cycles "
+                          f"of {cfg.dram.speed} per tick, above the maximum "
+                          f"{MAX_DRAM_CYCLES_PER_TRACE_CYCLE}")
+
+
 def _check_front_end(cfg: Config) -> None:
     """Keys of the cores front end are errors unless frontend.mode is cores."""
+    _check_trace_clock(cfg)
     if cfg.frontend.mode == "cores":
         # (NDAs and sub-banks each work with cores: their own loop variants)
         return
