@@ -304,6 +304,13 @@ _NDA_MOVED = {"bank_partition": "is a data layout, not an arbitration policy: se
 _VECTOR_KERNELS = "NDAs, kernels COPY, SCAL, AXPY, DOT"
 
 
+def _nda_only(default, help: str, unit: str, when: tuple[str, str], **limits):
+    """An nda key that applies only when ``nda.<when[0]>`` is ``when[1]`` (an
+    arbitration policy, an interface): _check_nda_keys refuses it set otherwise."""
+    return _key(default, help, unit, f"NDAs, nda.{when[0]}: {when[1]}", only_with=when,
+                **limits)
+
+
 @dataclass
 class NdaConfig:
     """Near-data accelerators, one per rank, sharing the ranks with the host (see
@@ -368,25 +375,25 @@ class NdaConfig:
                           "command) or packetized (host requests reach a scheduler on the "
                           "module packet_latency_cycles later)", "name", NDA,
                           choices=("traditional", "packetized"))
-    packet_latency_cycles: int = _key(12, "one hop between the host and the module's "
-                                      "scheduler (requests, and read data back)", "cycles",
-                                      "NDAs, nda.interface: packetized", min=0,
-                                      max=MAX_LATENCY_CYCLES)
+    packet_latency_cycles: int = _nda_only(12, "one hop between the host and the module's "
+                                           "scheduler (requests, and read data back)",
+                                           "cycles", ("interface", "packetized"), min=0,
+                                           max=MAX_LATENCY_CYCLES)
     # bank_partition layout: banks of each rank that hold the host's data
     host_banks: int = _key(8, "banks of each rank that hold the host's data", "banks",
                            "NDAs, nda.layout: bank_partition", min=1)
     # time_slice: the rank is the host's for host_slice_cycles, then the NDA's
-    host_slice_cycles: int = _key(1000, "the host's turn on the rank", "cycles",
-                                  "NDAs, nda.policy: time_slice", min=1,
-                                  max=MAX_INTERVAL_CYCLES)
-    nda_slice_cycles: int = _key(1000, "the NDA's turn on the rank", "cycles",
-                                 "NDAs, nda.policy: time_slice", min=1,
-                                 max=MAX_INTERVAL_CYCLES)
+    host_slice_cycles: int = _nda_only(1000, "the host's turn on the rank", "cycles",
+                                       ("policy", "time_slice"), min=1,
+                                       max=MAX_INTERVAL_CYCLES)
+    nda_slice_cycles: int = _nda_only(1000, "the NDA's turn on the rank", "cycles",
+                                      ("policy", "time_slice"), min=1,
+                                      max=MAX_INTERVAL_CYCLES)
     # row_hit_cap: NDA row hits in a row (while the host waits) before the NDA yields
     # (each may hold a host request back: larger caps cost the host more, see README)
-    row_hit_cap: int = _key(2, "NDA row hits in a row, while the host waits, before the "
-                            "NDA yields", "requests", "NDAs, nda.policy: row_hit_cap",
-                            min=1)
+    row_hit_cap: int = _nda_only(2, "NDA row hits in a row, while the host waits, before "
+                                 "the NDA yields", "requests", ("policy", "row_hit_cap"),
+                                 min=1)
     # interference controls on NDA writes: the probability that a write opportunity (the
     # rank turning idle for the host) lets the NDA write (one draw per opportunity; a
     # rank left idle write_redraw_cycles after a lost draw is a new opportunity)
@@ -620,8 +627,11 @@ def _build_section(cls, data: dict, path: str):
     return cls(**kwargs)
 
 
-def from_dict(data: dict) -> Config:
-    """Validate a nested dict (as loaded from YAML) into a :class:`Config`."""
+def from_dict(data: dict, *, warn: bool = True) -> Config:
+    """Validate a nested dict (as loaded from YAML) into a :class:`Config`; ``warn``:
+    issue its ConfigWarnings (a config that loads but probably does not mean what it
+    says). Python shows a warning once per text from one place, so a config resolved
+    again (sim.run of a loaded Config) does not repeat them."""
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -662,7 +672,8 @@ def from_dict(data: dict) -> Config:
         raise ConfigError("ecc.resolved: derived from ecc.scheme, its parameters and the "
                           "dram section, and it does not match them; set the ecc.* keys "
                           "instead")
-    _warn_stale_timings(cfg)
+    if warn:
+        _warn_stale_timings(cfg)
     return cfg
 
 
@@ -868,6 +879,7 @@ def _check_consistency(cfg: Config) -> None:
     for problem in ecc_mod.problems(cfg):
         raise ConfigError(problem)
     if cfg.nda.enabled:
+        _check_nda_keys(cfg.nda, cfg.dram)
         if not cfg.nda.repeat and cfg.nda.launch_cycle > MAX_RUN_CYCLES:
             raise ConfigError(f"nda.launch_cycle: {cfg.nda.launch_cycle} is above the maximum "
                               f"{MAX_RUN_CYCLES} cycles with nda.repeat: false (the run lasts "
@@ -883,6 +895,25 @@ def _check_consistency(cfg: Config) -> None:
                               f"supported together")
 
 
+def _check_nda_keys(nda: NdaConfig, dram: DramConfig) -> None:
+    """Keys of one arbitration policy or interface are errors under another (their
+    ``only_with`` metadata), and vectors are whole bursts on every rank (memsim.nda)."""
+    default = NdaConfig()
+    for f in dataclasses.fields(NdaConfig):
+        if "only_with" not in f.metadata or getattr(nda, f.name) == getattr(default, f.name):
+            continue
+        key, value = f.metadata["only_with"]
+        if getattr(nda, key) != value:
+            raise ConfigError(f"nda.{f.name}: only used with nda.{key}: {value} (nda.{key} is "
+                              f"{getattr(nda, key)!r})")
+    # the kernels split each vector into 64-byte bursts, the same number on every rank
+    whole = nda_mod.BURST_BYTES * dram.channels * dram.ranks
+    if nda.kernel in ("COPY", "SCAL", "AXPY", "DOT") and nda.vector_bytes % whole:
+        raise ConfigError(f"nda.vector_bytes: {nda.vector_bytes} B cannot be split into whole "
+                          f"{nda_mod.BURST_BYTES} B bursts over {dram.channels * dram.ranks} "
+                          f"rank(s) (expected a multiple of {whole})")
+
+
 def _check_refresh_mode(cfg: Config, t: dict) -> None:
     """A refresh mode other than all_bank: its interval leaves time for its refresh, and
     it runs with what it is wired into (not sub-banks; same-bank refresh not NDAs)."""
@@ -890,6 +921,10 @@ def _check_refresh_mode(cfg: Config, t: dict) -> None:
     mode = refresh_mod.mode(device_mod.standard(d), d.refresh_mode)
     if mode.name == "all_bank":
         return
+    if not d.refresh:
+        raise ConfigError(f"dram.refresh_mode: {d.refresh_mode!r} with dram.refresh: false: "
+                          f"there is no refresh to issue that way (set dram.refresh: true, or "
+                          f"leave dram.refresh_mode at all_bank)")
     banks = device_mod.standard(d).ORGANISATIONS[d.org]["banks_per_group"]
     interval = t["tREFI"] // mode.refi_divisor // (banks if mode.same_bank else 1)
     need = t[mode.trfc] + t["tRP"]
@@ -1043,12 +1078,14 @@ def _load_yaml(path: Path) -> dict:
     naming the file."""
     data = read_yaml(path)
     if data is None:
-        return {}
+        raise ConfigError(f"{path}: the config file is empty (expected a mapping of sections: "
+                          f"{', '.join(_SECTIONS)}); name a preset instead, e.g. -c "
+                          f"{DEFAULT_PRESET}")
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level (sections "
                           f"{', '.join(_SECTIONS)}), got {_shape(data)}")
     try:
-        from_dict(data)
+        from_dict(data, warn=False)  # (checked here to name the file; load warns)
     except ConfigError as e:
         raise ConfigError(f"{path}: {e}") from None
     return data
