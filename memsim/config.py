@@ -173,7 +173,8 @@ class MappingConfig:
     order: str = _key("ro-ba-bg-ra-co-ch", "address fields, most significant first: ro "
                       "(row), ba (bank), bg (bank group), ra (rank), co (column, in 64 B "
                       "bursts), ch (channel), sb (sub-bank, optional); the low 6 bits are "
-                      "the byte offset", "field order", ALL,
+                      "the byte offset (the DDR5 presets: ro-ba-ra-co-bg-ch)", "field order",
+                      ALL,
                       allowed="each of ro, ba, bg, ra, co, ch once (sb at most once), "
                               "joined by '-'")
     # XOR bank and bank-group bits with the low row bits (permutation-based

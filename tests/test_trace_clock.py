@@ -236,14 +236,25 @@ def test_example_trace_replays_at_the_same_rate_on_ddr5():
     assert simulated(declared) == simulated(by_hand)
 
 
-def test_memsim_run_of_the_example_on_ddr5_prints_the_documented_note():
+def test_the_documented_example_runs(tmp_path):
+    """docs/reference/traces.md: the commands as shown, their latencies, and the note the
+    DDR5 run prints."""
     import subprocess
     import sys
 
     doc = (ROOT / "docs" / "reference" / "traces.md").read_text()
     shown = next(line.strip() for line in doc.splitlines() if "memsim: note:" in line)
-    proc = subprocess.run([sys.executable, "-m", "memsim", "run", "traces/example_mix.trace",
-                           "-c", DDR5], cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    notes = [line for line in proc.stderr.splitlines() if "note:" in line]
-    assert notes == [shown]
+    latency = dict(re.findall(r"^\| `([a-z0-9_]+)` \| ([0-9.]+) ns \|$", doc, re.M))
+    commands = re.findall(r"^    memsim (run traces/example_mix\.trace -c ([a-z0-9_]+))$",
+                          doc, re.M)
+    assert [preset for _, preset in commands] == [DDR4, DDR5] == list(latency)
+    for command, preset in commands:
+        out = tmp_path / f"{preset}.json"
+        proc = subprocess.run([sys.executable, "-m", "memsim", *command.split(), "--json",
+                               out], cwd=ROOT, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        notes = [line for line in proc.stderr.splitlines() if "note:" in line]
+        assert notes == ([shown] if preset == DDR5 else [])
+        s = json.loads(out.read_text())
+        assert f"{s['latency_ns']['read']['mean']:.2f}" == latency[preset]
+        assert f"{s['bandwidth_gbps']['total']:.2f}" == "7.68"
