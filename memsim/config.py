@@ -485,6 +485,10 @@ class EccConfig:
 
 @dataclass
 class Config:
+    """A resolved, validated config: one dataclass per section (``cfg.dram.speed``,
+    ``cfg.controller.scheduler``...). Make one with :func:`load` (a preset, a YAML file
+    or a dict, plus ``key=value`` overrides); :func:`describe_keys` lists every key."""
+
     dram: DramConfig = field(default_factory=DramConfig)
     controller: ControllerConfig = field(default_factory=ControllerConfig)
     mapping: MappingConfig = field(default_factory=MappingConfig)
@@ -1056,6 +1060,7 @@ def preset_dir() -> Path:
 
 
 def list_presets() -> list[str]:
+    """The names of the presets (``configs/*.yaml``), sorted."""
     return sorted(p.stem for p in preset_dir().glob("*.yaml"))
 
 
