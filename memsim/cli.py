@@ -1,4 +1,9 @@
-"""Command line: ``memsim run / check / trace / sweep / plot / config``.
+"""Command line: ``memsim run / check / trace / sweep / compare / plot / config``.
+
+``memsim`` replays traces through DDR4 or DDR5 memory systems (with sub-banks, near-data
+accelerators, ECC schemes or closed-loop cores), checks command logs against the
+standard's rules, makes and inspects traces, runs parameter sweeps and draws them, and
+lists the presets and config keys.
 
 Every command exits 0 on success, 1 when a check finds violations, and 2 on bad input
 (config, trace, arguments), printing one ``memsim: error: ...`` line that names the
@@ -43,9 +48,13 @@ def build_parser(run_only: bool = False) -> argparse.ArgumentParser:
     ``memsim run ...`` parses), without importing the modules of the other commands
     (plot, sweep, compare, trace: 0.04 s of the command's start-up)."""
     parser = argparse.ArgumentParser(
-        prog="memsim", description="Trace-driven, cycle-exact DDR4 memory-system simulator.",
-        epilog=f"Model reference (DDR4 rules and their sources, every metric's definition, "
-               f"the mechanisms): {reference('README.md')}")
+        prog="memsim",
+        description="Trace-driven, cycle-exact DRAM memory-system simulator: DDR4 and DDR5 "
+                    "channels, ranks and banks behind a memory controller, with sub-banks "
+                    "(SALP, MASA, ERUCA), near-data accelerators, ECC schemes, closed-loop "
+                    "cores and a SimPy front door.",
+        epilog=f"Model reference (the DDR4 and DDR5 rules and their sources, every metric's "
+               f"definition, the mechanisms, the trace formats): {reference('README.md')}")
     parser.add_argument("--version", action="version", version=f"memsim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -201,8 +210,8 @@ def cmd_run(args) -> int:
             if args.csv:
                 result.write_csv(args.csv)
         else:
-            print("memsim: result files not written: the command log breaks DDR4 rules",
-                  file=sys.stderr)
+            print(f"memsim: result files not written: the command log breaks "
+                  f"{cfg.dram.standard} rules", file=sys.stderr)
         return status
     finally:
         if tmpdir is not None:

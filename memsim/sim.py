@@ -1,9 +1,11 @@
 """Run a simulation: config + trace -> :class:`~memsim.results.Result`.
 
-This is the data flow of DESIGN.md in one place: resolve the config, build the device
-spec and address mapping, stream the trace in chunks, decode addresses, feed the
-engine, and collect the result. ``run`` takes a trace file; ``run_arrays`` takes
-requests already in memory (tests, benchmarks, SimPy front doors).
+This is the data flow in one place: resolve the config (DDR4 or DDR5, with its
+mechanisms: sub-banks, near-data accelerators, ECC), build the device spec and address
+mapping, stream the trace in chunks, turn its timestamps into DRAM cycles (the trace's
+clock: memsim.trace.clock), decode addresses, feed the engine, and collect the result.
+``run`` takes a trace file; ``run_arrays`` takes requests already in memory (tests,
+benchmarks). Closed-loop cores are memsim.multicore, SimPy processes memsim.simpy.
 """
 
 from __future__ import annotations

@@ -83,3 +83,22 @@ def test_the_front_door_runs_a_trace():
                         memsim.load_config("ddr4_2400_x8_1ch1r"), progress=False)
     assert isinstance(result, memsim.Result)
     assert (result.reads, result.writes) == (14000, 6000)
+
+
+def test_memsim_describes_itself_as_it_is():
+    """pyproject, --help and the package docstring say DDR4 and DDR5 and the mechanisms;
+    --version is memsim's version."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    helptext = subprocess.run([sys.executable, "-m", "memsim", "--help"], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60, check=True).stdout
+    flat = " ".join(helptext.split())
+    for text in (project["description"], flat, " ".join(memsim.__doc__.split())):
+        assert "DDR4" in text and "DDR5" in text
+        for mechanism in ("sub-banks", "near-data accelerators", "ECC", "cores", "SimPy"):
+            assert mechanism in text, (mechanism, text[:80])
+    assert "DDR4 memory-system simulator" not in flat
+    version = subprocess.run([sys.executable, "-m", "memsim", "--version"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=60, check=True).stdout
+    assert version == f"memsim {memsim.__version__}\n" == f"memsim {project['version']}\n"
