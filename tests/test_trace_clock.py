@@ -258,3 +258,11 @@ def test_the_documented_example_runs(tmp_path):
         s = json.loads(out.read_text())
         assert f"{s['latency_ns']['read']['mean']:.2f}" == latency[preset]
         assert f"{s['bandwidth_gbps']['total']:.2f}" == "7.68"
+
+
+def test_trace_info_says_what_the_cycles_count(capsys):
+    from memsim.cli import main
+
+    assert main(["trace", "info", str(EXAMPLE)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "clock:       1200 MHz (its '# clock:' header, line 6)"
