@@ -502,8 +502,12 @@ class Config:
 
     def to_dict(self) -> dict:
         """The config as nested dicts; the sections of a mechanism that is off or a front
-        end not in use are left out (their keys would be errors on input)."""
+        end not in use are left out (their keys would be errors on input), and so is
+        frontend.trace_clock when unset (the trace's header decides; a result records the
+        clock in effect under trace.clock)."""
         data = dataclasses.asdict(self)
+        if self.frontend.trace_clock is None:
+            del data["frontend"]["trace_clock"]
         if not self.nda.enabled:
             del data["nda"]
         if self.dram.subbank_scheme != "eruca":

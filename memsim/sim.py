@@ -284,9 +284,10 @@ def _dram_cycles(cycle: np.ndarray, chunk: TraceChunk, ratio: float,
 
 def trace_clock(cfg, declared: tuple[clock_mod.TraceClock, int] | None,
                 source: str) -> tuple[clock_mod.TraceClock, str]:
-    """The clock of a trace's timestamps and what set it: ``frontend.trace_clock``, else
-    the trace's header (``declared``: its clock and line, memsim.trace.clock), else the
-    DRAM clock. A key and a header that disagree are a ConfigError naming both."""
+    """The clock of a trace's timestamps and what set it: "frontend.trace_clock", else
+    "header" (``declared``: the trace's clock and its line, memsim.trace.clock), else
+    "default" (the DRAM clock). A key and a header that disagree are a ConfigError
+    naming both."""
     key = cfg.frontend.trace_clock
     if key is not None:
         clock = clock_mod.parse(key)  # (checked when the config was loaded)
@@ -304,7 +305,7 @@ def trace_clock(cfg, declared: tuple[clock_mod.TraceClock, int] | None,
             raise TraceError(f"{source}:{line}: clock {clock} is {float(per_tick):g} DRAM "
                              f"cycles of {cfg.dram.speed} per tick, above the maximum "
                              f"{config_mod.MAX_DRAM_CYCLES_PER_TRACE_CYCLE}")
-        return clock, "its '# clock:' header"
+        return clock, "header"
     return clock_mod.DRAM, "default"
 
 
@@ -319,8 +320,9 @@ def _clock_record(cfg, clock: clock_mod.TraceClock, why: str, timed: bool, sourc
     dram_mhz = _dram_mhz(cfg)
     per_tick = clock.dram_cycles_per_tick(dram_mhz)
     if timed and notify and per_tick != 1:
+        said = "its '# clock:' header" if why == "header" else why
         print(f"memsim: note: {source}: "
-              f"{clock_mod.describe_conversion(clock, why, dram_mhz, cfg.dram.speed)}",
+              f"{clock_mod.describe_conversion(clock, said, dram_mhz, cfg.dram.speed)}",
               file=sys.stderr, flush=True)
     record = {"trace_clock": str(clock), "source": why, "applied": timed,
               "dram_clock_mhz": float(dram_mhz),

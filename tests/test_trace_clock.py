@@ -192,7 +192,7 @@ def test_the_result_records_the_trace_clock(tmp_path):
     r = sim.run(t, "ddr4_3200_x8_2ch2r", NO_REFRESH, progress=False)
     r.write_json(tmp_path / "r.json")
     recorded = json.loads((tmp_path / "r.json").read_text())["trace"]["clock"]
-    assert recorded == {"trace_clock": "1200 MHz", "source": "its '# clock:' header",
+    assert recorded == {"trace_clock": "1200 MHz", "source": "header",
                         "applied": True, "dram_clock_mhz": 1600.0,
                         "dram_cycles_per_tick": "4/3"}
     # untimed (afap): recorded, not applied; no header: the DRAM clock by default
