@@ -13,7 +13,8 @@ What a core's trace says: the number of non-memory instructions before each acce
 (the *gap*): Ramulator 2's and USIMM's bubble counts, the native format's optional last
 field. A trace without gaps that is timed (DRAMsim3, binary) takes ``gap = cycle -
 previous cycle - 1`` (at least 0; the inverse of how bubble counts become cycles), an
-untimed one gap 0.
+untimed one gap 0. A trace's clock (``frontend.trace_clock``, its ``# clock:`` header:
+memsim.trace.clock) plays no part here: gaps count instructions, on the cores' clock.
 """
 
 from __future__ import annotations

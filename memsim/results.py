@@ -96,6 +96,11 @@ percentile = _percentile
 
 @dataclass
 class Result:
+    """The outcome of a run: ``summary()`` (every metric, with units in the names),
+    ``table()`` for the terminal, ``to_frame()``, ``per_bank()`` and ``per_rank()`` as
+    pandas DataFrames, ``write_json`` / ``write_csv``; the resolved config, the trace's
+    identity and the memsim version travel with it."""
+
     config: dict
     spec: object  # memsim.dram.spec.DeviceSpec
     counters: np.ndarray

@@ -892,7 +892,8 @@ def test_no_host_request_is_held_back_by_ndas_beyond_the_stated_bound(
                 "idle": ("nda.write_min_host_idle_cycles=20",)}[control]
     over = ("dram.refresh=true", "dram.timing.tREFI=1500", f"dram.ranks={ranks}",
             "nda.enabled=true", f"nda.kernel={kernel}", "nda.repeat=true",
-            f"nda.policy={policy}", "nda.row_hit_cap=4", f"nda.layout={layout}",
+            f"nda.policy={policy}", f"nda.layout={layout}",
+            *(("nda.row_hit_cap=4",) if policy == "row_hit_cap" else ()),
             "nda.block_bursts=16", "nda.vector_bytes=65536", "nda.matrix_rows=256",
             "nda.matrix_cols=64", "nda.embedding_rows=1000", "nda.embedding_bytes=256",
             "nda.lookups=100", "nda.pooling=4", f"nda.seed={seed}", *controls)

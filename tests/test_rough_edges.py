@@ -75,11 +75,12 @@ def test_binary_config_file(tmp_path):
         config.load(str(p))
 
 
-def test_empty_config_file_is_the_defaults(tmp_path):
+def test_empty_config_file_is_an_error_naming_it(tmp_path):
+    """(An empty file was the defaults, silently: tests/test_config_defects.py.)"""
     p = tmp_path / "empty.yaml"
     p.write_text("# nothing\n")
-    cfg = config.load(str(p))
-    assert cfg.controller.scheduler == "frfcfs" and cfg.name == "empty"
+    with pytest.raises(ConfigError, match=rf"^{p}: the config file is empty"):
+        config.load(str(p))
 
 
 # ---------------------------------------------------------------- 5. resolved timings
