@@ -520,6 +520,10 @@ def warm_up(P, T, S, X) -> None:
                    i64(0), False)
 
 
+# how often the thread that waits for the channels' threads looks for a signal
+JOIN_SECONDS = 0.1
+
+
 class Threads:
     """The per-thread state of an engine whose channels run on threads: each thread's
     own copy of the engine's ``State`` (it writes its channel's part of each array; a
@@ -535,6 +539,7 @@ class Threads:
     def __init__(self, S, spec, max_out: int):
         i64 = np.int64
         self.S = S
+        self.interrupted = False
         self.nch = nch = int(S.ch_next.size)
         self.states = []
         for ch in range(nch):
@@ -577,18 +582,30 @@ class Threads:
                               self.ends, self.got, self.vlen, *args, np.int64(req_base),
                               final)
 
-        threads = [threading.Thread(target=run, args=(ch,)) for ch in range(1, self.nch)]
+        # every channel on a thread of its own, this one waiting in Python: so that a
+        # signal (Ctrl-C, SIGTERM) raises here within JOIN_SECONDS, however long the
+        # chunk. The threads then run on to the end of the chunk (daemons: they do not
+        # hold up the process's exit) and the engine cannot be fed again.
+        threads = [threading.Thread(target=run, args=(ch,), daemon=True,
+                                    name=f"memsim-channel-{ch}") for ch in range(self.nch)]
         for th in threads:
             th.start()
-        run(0)
-        for th in threads:
-            th.join()
+        try:
+            for th in threads:
+                while th.is_alive():
+                    th.join(JOIN_SECONDS)
+        except BaseException:
+            self.interrupted = True
+            raise
         return status
 
     def feed(self, P, T, X, args, req_base: int, final: bool) -> bool:
         """Every channel's thread through one chunk; the engine's own front-end scalars,
         counters and histogram then hold the threads' totals. Returns whether every
         request has been served."""
+        if self.interrupted:
+            raise RuntimeError("engine: its channel threads were interrupted in the middle "
+                               "of a chunk; build a new engine")
         status = self._run(P, T, X, args, req_base, final)
         S, states = self.S, self.states
         for ch, own in enumerate(states):
