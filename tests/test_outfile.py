@@ -11,12 +11,13 @@ import threading
 
 import pytest
 
-from memsim import outfile, results
+from memsim import outfile, results, sweep
 from memsim.outfile import atomic_write
 
 
 def test_one_atomic_write_for_the_package():
     assert results.atomic_write is atomic_write
+    assert sweep.atomic_write is atomic_write
 
 
 def test_text_and_bytes(tmp_path):
