@@ -24,6 +24,7 @@ NDA_METRICS = ("nda.bandwidth_gbps.total", "latency_ns.read.mean",
 NDA_BASELINE = "host alone (no NDA)"
 LAYOUT_BASELINE = "host alone, bank_partition layout"
 NDA_BASELINES = (NDA_BASELINE, LAYOUT_BASELINE)
+OFFERED_LABEL = "Host offered load (GB/s)"
 NEVER_LAUNCHED = 1 << 39  # a launch cycle this late: the NDAs never run (a baseline)
 
 
@@ -57,9 +58,44 @@ def nda_variant(row, kernel: bool = False) -> str:
     return f"{row['config.nda.kernel']}: {label}" if kernel else label
 
 
+def _trace_rate(path) -> float | None:
+    """A timed trace's mean request rate in requests per trace cycle: (requests - 1) over
+    the span of its timestamps. None if the trace cannot be read or is untimed."""
+    from memsim.trace import TraceError, open_trace
+
+    try:
+        cycles = open_trace(path).read_all().cycle
+    except (OSError, TraceError):
+        return None
+    if len(cycles) < 2 or cycles[-1] <= cycles[0]:
+        return None
+    return (len(cycles) - 1) / float(cycles[-1] - cycles[0])
+
+
+def offered_load_gbps(df, intensity: str) -> list[float] | None:
+    """The host's offered load of each run, in GB/s: its trace's mean request rate
+    times the run's intensity (trace cycles per DRAM cycle) in requests per DRAM cycle,
+    times the bytes a host request moves, over tCK. What the sweep set, whatever the
+    host achieved. None when a run's trace is untimed or cannot be read."""
+    rates: dict[str, float | None] = {}
+    out = []
+    for r in df.to_dict(orient="records"):
+        path = str(r.get("trace.path") or r["trace"])
+        if path not in rates:
+            timed = r.get("trace.timed")
+            rates[path] = _trace_rate(path) if timed is None or bool(timed) else None
+        rate = rates[path]
+        if rate is None:
+            return None
+        # bytes per host request, from the run: what its bandwidth counts
+        per_request = r["bandwidth_gbps.total"] * r["sim_time_ns"] / r["requests.total"]
+        out.append(rate * float(r[intensity]) * per_request / r["tck_ns"])
+    return out
+
+
 def _nda_frame(d: SweepData, metrics=()) -> tuple:
-    """The runs with their variant, ranks and x (the host's offered load: its bandwidth
-    without NDAs at the same intensity and ranks, when the sweep has those runs)."""
+    """The runs with their variant, ranks and x: the host's offered load in GB/s
+    (:func:`offered_load_gbps`), or the swept intensity when the traces are untimed."""
     df = d.df
     x = NDA_INTENSITY if NDA_INTENSITY in df.columns else f"config.{NDA_INTENSITY}"
     if x not in df.columns:
@@ -74,17 +110,12 @@ def _nda_frame(d: SweepData, metrics=()) -> tuple:
     df["_variant"] = [nda_variant(r) for _, r in df.iterrows()]
     ranks_col = "config.dram.ranks"
     df["_ranks"] = df[ranks_col] if ranks_col in df.columns else 1
-    base = df[df["_variant"] == NDA_BASELINE]
-    offered = {(r, v): bw for r, v, bw in zip(base["_ranks"], base[x],
-                                              base["bandwidth_gbps.total"], strict=True)}
-    use_offered = bool(offered) and all((r, v) in offered
-                                        for r, v in zip(df["_ranks"], df[x], strict=True))
-    df["_x"] = [offered[(r, v)] if use_offered else float(v)
-                for r, v in zip(df["_ranks"], df[x], strict=True)]
+    offered = offered_load_gbps(df, x)
+    df["_x"] = offered if offered is not None else df[x].astype(float)
     nda_rows = df[~df["_variant"].isin(NDA_BASELINES)]
     panels = sorted(dict.fromkeys(zip(nda_rows["config.nda.kernel"], nda_rows["_ranks"],
                                       strict=True)), key=lambda kr: (str(kr[0]), int(kr[1])))
-    xlabel = "Host offered load (GB/s)" if use_offered else "Host intensity (x the trace's rate)"
+    xlabel = OFFERED_LABEL if offered is not None else "Host intensity (x the trace's rate)"
     return df, x, panels, xlabel
 
 
@@ -114,6 +145,7 @@ def plot_nda(d: SweepData, metric=None, **_) -> Figure:
     (kernel, ranks); a line per variant."""
     metrics = [metric] if metric else list(NDA_METRICS)
     df, _, panels, xlabel = _nda_frame(d, [m for m in metrics if m in d.df.columns])
+    offered = xlabel == OFFERED_LABEL
     nda_rows = df[~df["_variant"].isin(NDA_BASELINES)]
     variants = [v for v in NDA_BASELINES if (df["_variant"] == v).any()] + sorted(
         set(nda_rows["_variant"]), key=lambda v: (v.split(" + ")[0], v))
@@ -152,6 +184,12 @@ def plot_nda(d: SweepData, metric=None, **_) -> Figure:
                                 xycoords=("axes fraction", "data"), va="bottom", fontsize=7)
             if m.startswith(("latency_", "nda.host_delay")):
                 ax.set_yscale("log")  # (time_slice starves the host: decades)
+            if offered and m == "latency_ns.read.mean" and "bandwidth_gbps.peak" in sub:
+                # past the channel's peak the host cannot get what it offers
+                peak = float(sub["bandwidth_gbps.peak"].iloc[0])
+                ax.axvline(peak, color="#000000", linewidth=0.8, linestyle=":")
+                ax.annotate("channel peak", (peak, 0.03), xycoords=("data", "axes fraction"),
+                            xytext=(2, 0), textcoords="offset points", fontsize=7)
             if i == 0:
                 ax.set_title(panel_title(kernel, ranks))
             if i == len(metrics) - 1:
