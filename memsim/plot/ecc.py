@@ -37,6 +37,54 @@ _ECC_PARAM_LABELS = (
 )
 
 
+# In-line ECC keeps its check bytes in the data space, so the address mapping packs the
+# data into 7/8 of each row (co_located) or of the rows (separate): the trace's lines
+# land in other rows and banks than without ECC, and that remap, not ECC, is most of
+# the latency change such a run shows (memsim.ecc.reserved_field)
+INLINE_HATCH = "///"
+# where in-line ECC puts the data, by ecc.inline_layout
+INLINE_SPACE = {"co_located": "7/8 of each row", "separate": "7/8 of each bank's rows"}
+
+
+def _inline_space(rows) -> str:
+    layouts = {str(v) if isinstance(v, str) else "co_located"
+               for v in rows.get("config.ecc.inline_layout", ["co_located"])}
+    if len(layouts) == 1 and next(iter(layouts)) in INLINE_SPACE:
+        return INLINE_SPACE[layouts.pop()]
+    return "7/8 of the rows' space"
+
+
+def inline_legend(df) -> str:
+    """The legend entry of the hatched (in-line ECC) bars."""
+    space = _inline_space(df[df[ECC_SCHEME_COL] == "inline"])
+    return f"in-line ECC: its data remapped into {space} (see title)"
+
+
+def inline_note(df, key, base) -> str:
+    """The figure's note on in-line ECC: its row conflicts against no ECC's, same runs."""
+    rows = df[df[ECC_SCHEME_COL] == "inline"]
+    space = _inline_space(rows)
+    rows = rows[[k in base.index for k in key[rows.index]]]
+    if rows.empty or "row_buffer.conflicts" not in df:
+        return (f"In-line ECC (hatched) packs data into {space}: its latency change is "
+                f"that address remap's, not ECC's")
+    with_ecc = int(rows["row_buffer.conflicts"].sum())
+    without = int(sum(base.loc[k, "row_buffer.conflicts"] for k in key[rows.index]))
+    return (f"In-line ECC (hatched) packs data into {space}, so the trace's lines fall in "
+            f"other rows and banks (row conflicts {without:,} without ECC, {with_ecc:,} "
+            f"with): its latency change is that address remap's, not ECC's")
+
+
+def _note(fig, note: str) -> None:
+    """A line (wrapped to the figure's width) under the figure's title."""
+    import textwrap
+
+    title = getattr(fig, "_suptitle", None)
+    text = title.get_text() if title is not None else ""
+    width = max(40, int(fig.get_figwidth() / 0.075))
+    fig.suptitle("\n".join(x for x in (text, textwrap.fill(note, width)) if x))
+
+
 def ecc_variant(row, org_varies: str | None) -> str:
     """A run's ECC variant as a label: the scheme, its parameters that are set, and
     the device organisation when it is not the most common one (``org_varies``)."""
@@ -90,6 +138,8 @@ def plot_ecc(d: SweepData, metric=None, **_) -> Figure:
     variants = list(dict.fromkeys(df.loc[df[ECC_SCHEME_COL] != "none", "_variant"]))
     if not variants:
         raise PlotError("ecc: only ecc.scheme none in the results; nothing to compare")
+    inline = {v for v, scheme in zip(df["_variant"], df[ECC_SCHEME_COL], strict=True)
+              if scheme == "inline"}
     traces = d.traces
     width = 0.8 / len(traces)
     x = np.arange(len(variants))
@@ -118,6 +168,10 @@ def plot_ecc(d: SweepData, metric=None, **_) -> Figure:
                     vals.append(100.0 * (rows[m].iloc[0] / ref - 1.0) if ref else np.nan)
                 bars = ax.bar(x + (ti - (len(traces) - 1) / 2) * width, vals, width * 0.92,
                               color=PALETTE[ti % len(PALETTE)], zorder=2)
+                for bar, v in zip(bars, variants, strict=True):
+                    if v in inline:
+                        bar.set_hatch(INLINE_HATCH)
+                        bar.set_edgecolor("white")
                 handles.setdefault(trace_name(t), bars)
             ax.axhline(0, color="black", linewidth=0.6, zorder=3)
             if pi == 0:
@@ -142,8 +196,16 @@ def plot_ecc(d: SweepData, metric=None, **_) -> Figure:
     if missing:
         warnings.warn(f"ecc: {missing} bars have no ecc.scheme none run with the same "
                       f"settings to compare against; not drawn", PlotWarning, stacklevel=2)
-    legend_below(fig, list(handles.values()), list(handles), title="Trace")
+    if inline:
+        from matplotlib.patches import Patch
+
+        handles[inline_legend(df)] = Patch(facecolor="#999999", edgecolor="white",
+                                       hatch=INLINE_HATCH)
+    legend_below(fig, list(handles.values()), list(handles), title="Trace",
+                 ncol=min(len(handles), 3))
     suptitle(fig, "ECC overheads against no ECC", d)
+    if inline:
+        _note(fig, inline_note(df, key, base))
     clear_of_title(fig)
     return fig
 
