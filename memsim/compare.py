@@ -184,7 +184,6 @@ def build_sweep(traces: list[str], params: list[str], configs: list[str] | None 
         TraceRef,
         base_name,
         expand_grid,
-        keys_named_in,
         resolve_points,
     )
 
@@ -208,10 +207,12 @@ def build_sweep(traces: list[str], params: list[str], configs: list[str] | None 
         raise CompareError(f"-c {','.join(configs or [])}: empty name in the list "
                            f"(expected -c A,B,... presets or YAML files)")
     bases = [_resolve_config(c) for c in items]
-    names = [base_name(b, i) for i, b in enumerate(bases)]
-    for i, n in enumerate(names):
-        if n in names[:i]:
+    for i, b in enumerate(bases):
+        if b in bases[:i]:
             raise CompareError(f"-c {items[i]}: listed twice")
+    names = [base_name(b, i) for i, b in enumerate(bases)]
+    if len(set(names)) < len(names):  # (files of one name in two directories)
+        names = items
     grid, fixed, typed = _parse_params(params)
     named: list[tuple[str, dict, str]] = []
     for text in variants or []:
@@ -244,7 +245,7 @@ def build_sweep(traces: list[str], params: list[str], configs: list[str] | None 
 
     def explain(d, message: str) -> str:
         keys = {k for _, ks in d.parts for k in ks}
-        named_keys = set(keys_named_in(message, keys))
+        named_keys = set(_DOTTED.findall(message)) & keys
         culprits = [w for w, ks in d.parts if ks & named_keys]
         # a key the message names that no option set came from the -c config
         from_base = any(k not in keys for k in _DOTTED.findall(message))

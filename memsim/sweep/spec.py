@@ -14,7 +14,6 @@ import glob
 import itertools
 import json
 import os
-import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -420,11 +419,6 @@ def resolve_points(drafts: list[Draft], overrides: dict,
         seen[blob] = d.origin
         points.append(Point(len(points), d.origin, d.values, cfg, dict(d.tags)))
     return points, errors
-
-
-def keys_named_in(message: str, keys) -> list[str]:
-    """The dotted keys of ``keys`` that a config error mentions (as whole keys)."""
-    return [k for k in keys if re.search(rf"(?<![\w.]){re.escape(k)}(?![\w])", message)]
 
 
 # ---------------------------------------------------------------------------- labels
