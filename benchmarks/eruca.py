@@ -406,7 +406,7 @@ def _breakdown_worker(n: int) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-o", "--out", type=Path, default=Path("results/eruca"))
     ap.add_argument("-n", type=int, default=20000, help="requests per trace")
     ap.add_argument("--jobs", type=int, default=2)

@@ -70,7 +70,7 @@ ISSUE_CASES = (
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-o", "--out", type=Path, default=ROOT / "results" / "nda-bench")
     ap.add_argument("--requests", type=int, default=10_000, help="host requests per run")
     ap.add_argument("--jobs", type=int, default=None, help="worker processes")

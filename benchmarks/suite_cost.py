@@ -179,7 +179,7 @@ def report_tests(where: Path) -> int:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("tree", nargs="?", default=str(ROOT))
     ap.add_argument("--variants", default=",".join(VARIANTS),
                     help=f"comma-separated, of: {', '.join(VARIANTS)}")

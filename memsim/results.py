@@ -21,7 +21,7 @@ from memsim import __version__, energy
 from memsim import nda as nda_mod
 from memsim.dram.spec import COMMANDS
 from memsim.engine import layout
-from memsim.outfile import write_text
+from memsim.outfile import atomic_write
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -645,9 +645,3 @@ def _jsonable(x):
     if isinstance(x, float) and x != x:
         return None  # NaN is not JSON
     return x
-
-
-def atomic_write(path, text: str) -> None:
-    """Write a whole file or nothing (see :mod:`memsim.outfile`: symlinks are followed,
-    devices and FIFOs written through, the umask respected)."""
-    write_text(path, text)

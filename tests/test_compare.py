@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from memsim import cli, compare
-from memsim.compare import CompareError, build_spec, format_table, parse_params
+from memsim.compare import CompareError, build_sweep, format_table, parse_params
 from memsim.sim import run
 from memsim.trace import generate, write_trace
 
@@ -149,9 +149,9 @@ def test_energy_column_appears_once_the_summaries_have_it():
 
 
 def test_default_output_directory_is_stable_per_arguments(traces):
-    a = build_spec([str(traces["a"])], ["controller.scheduler=fcfs,frfcfs"], None)
-    b = build_spec([str(traces["a"])], ["controller.scheduler=fcfs,frfcfs"], None)
-    c = build_spec([str(traces["a"])], ["controller.scheduler=fcfs,frfcfs_cap"], None)
+    a = build_sweep([str(traces["a"])], ["controller.scheduler=fcfs,frfcfs"]).spec
+    b = build_sweep([str(traces["a"])], ["controller.scheduler=fcfs,frfcfs"]).spec
+    c = build_sweep([str(traces["a"])], ["controller.scheduler=fcfs,frfcfs_cap"]).spec
     assert compare.default_out(a) == compare.default_out(b) != compare.default_out(c)
     assert str(compare.default_out(a)).startswith("results/compare-")
 

@@ -373,7 +373,7 @@ def test_broken_pipe_is_quiet(tmp_path):
 
 
 def test_sweep_workers_and_forkserver_leave_ctrl_c_to_the_coordinator():
-    code = (f"import os; os.environ[{sweep._WARM_ENV!r}] = '1'\n"
+    code = (f"import os; os.environ[{sweep.local.WARM_ENV!r}] = '1'\n"
             "import signal, memsim.sweep\n"
             "print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
