@@ -306,7 +306,7 @@ def _positive(text: str) -> int:
 
 
 def cmd_warm(args) -> int:
-    from memsim import compiling
+    from memsim import compiling, warm
 
     if args.all and (args.config or args.param):
         raise config_mod.ConfigError("memsim warm: --all compiles every variant; give it "
@@ -315,12 +315,12 @@ def cmd_warm(args) -> int:
         names = list(compiling.VARIANTS)
     else:
         cfg = config_mod.load(args.config, args.param)
-        names = [compiling.variant_name(f) for f in compiling.needed(cfg)]
+        names = [compiling.variant_name(f) for f in warm.needed(cfg)]
         unknown = [n for n in names if n not in compiling.VARIANTS]
         if unknown:  # (a combination no preset selects: compiled here, in this process)
             return _warm_here(cfg, quiet=args.quiet)
     jobs = args.jobs or os.cpu_count() or 1
-    results = compiling.warm(names, jobs, progress=not args.quiet and sys.stderr.isatty())
+    results = warm.warm(names, jobs, progress=not args.quiet and sys.stderr.isatty())
     if not args.quiet:
         for r in results:
             how = "compiled" if r["compiled"] else "already in the cache"

@@ -102,9 +102,17 @@ FILE_TIERS = {
     "test_trace_formats.py": "data",
     "test_trace_generate.py": "data",
     "test_value_bounds.py": "data",
+    "test_config_keys.py": "data",
+    "test_config_defects.py": "data",
+    "test_front_door.py": "data",
+    "test_imports.py": "data",
+    "test_trace_short_records.py": "data",
     # engine: the plain loop
     "test_compare.py": "engine",
     "test_compiler.py": "engine",
+    "test_compiling.py": "engine",
+    "test_ddr5_mapping.py": "engine",
+    "test_trace_clock.py": "engine",
     "test_controller_fidelity.py": "engine",
     "test_ddr5.py": "engine",
     "test_ddr5_data.py": "engine",
@@ -159,6 +167,7 @@ TEST_TIERS = {
     "test_mapping.py::test_capacity_grows_with_channels_and_ranks": "engine",
     "test_mapping.py::test_mapping_order_in_the_config_reaches_the_engine": "engine",
     "test_mapping.py::test_negative_address_is_rejected": "engine",
+    "test_front_door.py::test_the_front_door_runs_a_trace": "engine",
     "test_mapping.py::test_wrap_addresses_wraps_at_capacity": "engine",
     # a mechanism's variant, in a data or engine file
     "test_compare_configs.py::test_compare_named_variants_that_are_valid_only_together":
@@ -265,24 +274,24 @@ def _tier_builds_only_its_loops(request):
                     f"loop variant {features}: move it to the tier of what it runs "
                     f"(tests/conftest.py, FILE_TIERS / TEST_TIERS)", pytrace=False)
 
-    core = sys.modules.get("memsim.engine.core")
-    if core is None:
+    module = sys.modules.get("memsim.engine.loop")
+    if module is None:
         yield
-        # (memsim.engine.core imported during the test: the variants it built)
-        core = sys.modules.get("memsim.engine.core")
-        built = [f for f in getattr(core, "_LOOPS", {}) if f not in allowed]
+        # (memsim.engine.loop imported during the test: the variants it built)
+        module = sys.modules.get("memsim.engine.loop")
+        built = [f for f in getattr(module, "_LOOPS", {}) if f not in allowed]
         if built:
             refuse(built[0])
         return
-    loop = core.loop
+    loop = module.loop
 
     def guarded(features=0):
         if features not in allowed:
             refuse(features)
         return loop(features)
 
-    core.loop = guarded
+    module.loop = guarded
     try:
         yield
     finally:
-        core.loop = loop
+        module.loop = loop
