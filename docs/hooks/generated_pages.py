@@ -95,7 +95,9 @@ def cli_page() -> str:
            "input (config, trace, arguments: one `memsim: error: ...` line names the file, "
            "line or key at fault), 130 on Ctrl-C and 143 on SIGTERM.",
            "",
-           "```text", _repo_relative(parser.format_usage()).strip(), "```", ""]
+           "```text", _repo_relative(parser.format_usage()).strip(), "```", "",
+           "| argument | meaning | default | choices |", "|---|---|---|---|",
+           *_option_rows(parser), ""]
     for words, sub, one_line in _commands(parser):
         has_subcommands = any(isinstance(a, argparse._SubParsersAction) for a in sub._actions)
         out += [f"## memsim {' '.join(words)}", ""]
@@ -150,6 +152,63 @@ KEY_USERS = {
     "nda.embedding_bytes": "kernel GATHER_REDUCE",
     "nda.lookups": "kernel GATHER_REDUCE",
     "nda.pooling": "kernel GATHER_REDUCE",
+}
+# What a key means, for the keys whose field in memsim/config.py has no comment above it
+# (the schema's own descriptions, memsim.config.describe_keys(), will replace these).
+DESCRIPTIONS = {
+    "dram.standard": "DRAM standard: DDR4 or DDR5 (docs/reference/ddr4.md, ddr5.md)",
+    "dram.speed": "speed bin (data rate and timing set); it must belong to dram.standard",
+    "dram.org": "device width (x4, x8, x16): sets bank groups, columns and chips per rank",
+    "dram.density_gbit": "device density, which sets the rows per bank and tRFC",
+    "dram.channels": "independent channels (DDR5: sub-channels, two per DIMM)",
+    "dram.ranks": "ranks per channel",
+    "dram.subbank_scheme": "what sibling sub-banks may overlap: salp1, salp2, masa, eruca "
+                           "(docs/reference/subbanks.md)",
+    "dram.refresh": "refresh on (false: no refresh, for closed-form studies)",
+    "controller.scheduler": "the command scheduler; eruca needs dram.subbank_scheme: eruca",
+    "controller.page_policy": "open (rows stay open), closed (auto-precharge with the last "
+                              "queued hit) or timeout (precharge rows idle "
+                              "page_timeout_cycles)",
+    "controller.read_queue": "read queue entries per channel",
+    "controller.write_queue": "write queue entries per channel",
+    "controller.write_low_watermark": "leave write mode at or below this fraction of "
+                                      "write_queue (when reads wait)",
+    "frontend.max_outstanding": "requests in flight when replaying as fast as possible",
+    "frontend.page_seed": "seed of the random page placement (translation: random_pages)",
+    "core.rob_size": "reorder-buffer entries per core",
+    "core.fetch_width": "instructions fetched per core cycle",
+    "core.retire_width": "instructions retired per core cycle",
+    "core.clock_ghz": "core clock; the ratio to the DRAM clock follows from the speed bin",
+    "ecc.partial_write_seed": "seed of the hash that picks the partial writes",
+    "ecc.inline_cache_entries": "in-line ECC: an LRU write-back cache of this many ECC "
+                                "bursts per channel (unset: none)",
+    "nda.enabled": "a near-data accelerator in every rank (docs/reference/nda.md)",
+    "nda.kernel": "the kernel every NDA runs",
+    "nda.matrix_cols": "GEMV: columns of A (8-byte elements)",
+    "nda.embedding_bytes": "GATHER_REDUCE: bytes of each embedding vector (split over the "
+                           "ranks)",
+    "nda.lookups": "GATHER_REDUCE: outputs, each the sum of pooling vectors",
+    "nda.pooling": "GATHER_REDUCE: vectors summed per lookup",
+    "nda.launch_cycle": "DRAM cycle at which the NDAs start",
+    "nda.packet_latency_cycles": "packetized interface: the hop from the host to the "
+                                 "module's scheduler",
+    "nda.nda_slice_cycles": "time_slice: the NDA's turn",
+    "nda.write_redraw_cycles": "a rank left idle this long after a lost draw is a new "
+                               "write opportunity",
+    "nda.write_min_host_idle_cycles": "an NDA write waits until the host has had nothing "
+                                      "queued for the rank this long",
+    "nda.predictor": "next-rank predictor: rank_sequence or queue_head",
+    "nda.seed": "seed of the write draws and the gather index stream",
+    "eruca.per_subbank_latch": "a row-address latch per sub-bank: no row-path conflicts",
+    "eruca.row_compat_bits": "without latches, rows open together must match in this many "
+                             "top bits",
+    "eruca.bg_data_buses": "data buses per bank group: 1 as DDR4, 2 is ERUCA's dual bus",
+    "eruca.subbank_act_weight": "a sub-bank ACT's share of tRRD and of the tFAW window",
+    "eruca.avoid_row_path": "scheduler eruca: batch rows compatible with the open ones",
+    "eruca.prefer_other_bus": "scheduler eruca: among ready row hits, the other bus of the "
+                              "bank group first",
+    "eruca.age_cap_cycles": "scheduler eruca: a request older than this is scheduled as by "
+                            "FR-FCFS (0: no cap)",
 }
 # Units by the ending of a key's name (the project names units in keys).
 UNITS = (("_cycles", "DRAM clock cycles"), ("_ns", "ns"), ("_ghz", "GHz"),
@@ -238,7 +297,7 @@ def config_keys() -> list[dict]:
                                              default is None else default),
                 allowed=_allowed(f), unit=_unit(key, kind),
                 users=KEY_USERS.get(key, SECTION_USERS[section.name]),
-                description=comments.get(f.name, "")))
+                description=comments.get(f.name) or DESCRIPTIONS.get(key, "")))
     return rows
 
 
