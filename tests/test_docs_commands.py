@@ -38,6 +38,7 @@ REDUCED = {
     "python benchmarks/ddr5_refresh.py -o results/ddr5_refresh.png": "-n 2000 --seeds 2",
     "python benchmarks/ddr5_refresh.py -o docs/figures/ddr5_refresh.png": "-n 2000 --seeds 2",
     "python benchmarks/throughput.py": "-n 20000 --repeat 1",
+    "python benchmarks/cores.py": "-n 2000",
     "python benchmarks/fidelity.py": "-n 2000",
     "python examples/tensordimm.py -o results/tensordimm": "--lookups 256",
     "python examples/tensordimm.py -o docs/figures": "--lookups 256",
