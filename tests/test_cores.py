@@ -425,14 +425,14 @@ def test_cli_runs_cores_with_alone(tmp_path, capsys):
     assert "--alone: needs frontend.mode=cores" in capsys.readouterr().err
 
 
-def test_readme_cores_example_runs():
+def test_docs_cores_example_runs():
     import re
     import subprocess
     import sys
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    section = (root / "README.md").read_text().split("## Closed-loop cores")[1]
+    section = (root / "docs" / "how-to" / "cores.md").read_text()
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     out = subprocess.run([sys.executable, "-c", code], cwd=root, check=True,
                          capture_output=True, text=True).stdout

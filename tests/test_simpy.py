@@ -157,12 +157,12 @@ def test_example_dma_copy():
     assert 0 < out["bandwidth_gbps"] < SPEC.peak_bandwidth_gbps
 
 
-def test_readme_simpy_example_runs():
+def test_docs_simpy_example_runs():
     import re
     import subprocess
     import sys
 
-    section = (ROOT / "README.md").read_text().split("## SimPy front door")[1]
+    section = (ROOT / "docs" / "how-to" / "simpy.md").read_text()
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True,
                          capture_output=True, text=True).stdout
