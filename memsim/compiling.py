@@ -276,3 +276,26 @@ def quiet() -> Iterator[None]:
     """Nothing on stderr from the compile progress (for callers with their own)."""
     with open(os.devnull, "w") as sink, contextlib.redirect_stderr(sink):
         yield
+
+
+# ---------------------------------------------------------------- a shared cache
+
+def use_cache_dir(path) -> None:
+    """Keep the compiled loop variants in directory ``path`` (numba's ``NUMBA_CACHE_DIR``)
+    from now on, in this process and the processes it starts: a directory the machines
+    of a cluster share, so that each variant compiles once for all of them (the first
+    process to need it compiles it while the others wait: the compile lock lives in the
+    cache). The machines must run the same memsim installation (the same paths and file
+    times: one image, or one shared install), as numba's cache is keyed by the source
+    files' paths and times. Variants already built in this process are forgotten, so
+    that the next ones load from (or compile into) ``path``."""
+    from numba.core import config as numba_config
+
+    from memsim.engine import channels, loop
+
+    where = str(Path(path).resolve())
+    os.environ["NUMBA_CACHE_DIR"] = where
+    if where != numba_config.CACHE_DIR:
+        numba_config.CACHE_DIR = where
+        loop._LOOPS.clear()
+        channels.forget_loop()

@@ -351,6 +351,27 @@ def test_dask_local_cluster_gives_the_same_table(local_sweep, traces, tmp_path):
     assert len(list((tmp_path / "dask" / "runs").glob("*.json"))) == 8
 
 
+def test_a_cluster_sharing_a_compile_cache_compiles_each_variant_once(traces, tmp_path):
+    """Two Dask worker processes with an empty cache directory they share: of the runs
+    (one loop variant), one compiles it, the others wait for that compile (the lock in
+    the cache directory) and load it."""
+    import json
+    import logging
+
+    from dask.distributed import LocalCluster
+
+    cache = tmp_path / "shared-cache"
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None, silence_logs=logging.ERROR) as cluster:
+        df = run_sweep(_spec(traces), tmp_path / "out", backend="dask", progress=False,
+                       scheduler_address=cluster.scheduler_address, compile_cache=cache)
+    assert (df["status"] == "ok").all() and len(df) == 8
+    compiled = [json.loads(p.read_text())["jit_compiled"]
+                for p in (tmp_path / "out" / "runs").glob("*.json")]
+    assert sorted(compiled) == [False] * 7 + [True]
+    assert list(cache.rglob("loop.make_loop.locals.run_chunk-*.nbi"))
+
+
 def test_docs_sweep_spec_example_is_valid_and_every_key_is_documented(tmp_path,
                                                                        monkeypatch):
     from pathlib import Path

@@ -469,6 +469,12 @@ def channel_loop():
     return _LOOP[0]
 
 
+def forget_loop() -> None:
+    """Build ``run_channel`` anew at its next use (after numba's cache directory moved:
+    memsim.compiling.use_cache_dir)."""
+    _LOOP.clear()
+
+
 def cores_available() -> int:
     """The cores this process may run on."""
     try:

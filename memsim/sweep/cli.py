@@ -32,6 +32,11 @@ def add_sweep_parser(subparsers) -> None:
     p.add_argument("--scheduler-address", metavar="tcp://HOST:PORT",
                    help="Dask scheduler to submit to (implies --backend dask) instead of "
                         "starting a local cluster")
+    p.add_argument("--compile-cache", metavar="DIR",
+                   help="keep the compiled engine in DIR (created), a directory every "
+                        "worker can reach: on a cluster the workers then compile each "
+                        "loop variant once between them, not once per machine (they must "
+                        "run the same memsim installation)")
     p.add_argument("--dry-run", action="store_true",
                    help="validate the spec and list the runs without running them")
     p.add_argument("--no-progress", "--quiet", "-q", action="store_true",
@@ -58,7 +63,8 @@ def cmd_sweep(args) -> int:
         df = run_sweep(args.spec, args.out, jobs=args.jobs, backend=backend,
                        scheduler_address=args.scheduler_address,
                        progress=not args.no_progress and sys.stderr.isatty(),
-                       notify=not args.no_progress)
+                       notify=not args.no_progress,
+                       compile_cache=args.compile_cache)
     except KeyboardInterrupt as e:
         from memsim.signals import Terminated, exit_status
 

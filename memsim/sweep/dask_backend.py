@@ -16,11 +16,23 @@ def require_dask() -> None:
                          "python -m pip install 'memsim[dask]'") from None
 
 
+def run_in_cache(job: Job, compile_cache: str | None) -> dict:
+    """A job on a worker whose compiled loops live in ``compile_cache`` (a directory
+    the workers share: memsim.compiling.use_cache_dir), or in numba's usual place."""
+    if compile_cache:
+        from memsim.compiling import use_cache_dir
+
+        use_cache_dir(compile_cache)
+    return jobs_mod.run_job(job)
+
+
 def run_dask(todo: list[Job], jobs: int, address: str | None, on_done,
-             bar=None) -> None:
+             bar=None, compile_cache: str | None = None) -> None:
     """Run ``todo`` on the cluster at ``address`` (else a LocalCluster of ``jobs``
     single-threaded worker processes); ``on_done(job, outcome)`` as each finishes;
-    ``bar.workers`` is set to the cluster's threads."""
+    ``bar.workers`` is set to the cluster's threads. ``compile_cache``: a directory
+    every worker can reach, where the loop variants are compiled once for all of
+    them."""
     import logging
 
     from dask.distributed import Client, LocalCluster, as_completed
@@ -37,7 +49,7 @@ def run_dask(todo: list[Job], jobs: int, address: str | None, on_done,
             bar.workers = max(1, sum(client.nthreads().values()))
         futures = {}
         for job in todo:
-            fut = client.submit(jobs_mod.run_job, job,
+            fut = client.submit(run_in_cache, job, compile_cache,
                                 key=f"memsim-run-{job.key}-{job.index}", pure=False)
             futures[fut] = job
         collect(futures, as_completed, on_done)

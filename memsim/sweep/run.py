@@ -73,14 +73,18 @@ class Progress:
 
 def run_sweep(spec, out_dir, jobs: int | None = None, backend: str = "local",
               scheduler_address: str | None = None, progress: bool = True,
-              notify: bool | None = None) -> pd.DataFrame:
+              notify: bool | None = None,
+              compile_cache: str | None = None) -> pd.DataFrame:
     """Run (or resume) a sweep; return the results table, also written to ``out_dir``.
 
     ``spec`` is a YAML path, a dict (relative paths then start at the CWD) or a
     :class:`~memsim.sweep.spec.Sweep`. Jobs whose ``runs/<key>.json`` exists are not
     run again. ``progress`` shows a bar on stderr; ``notify`` (default: as ``progress``)
-    a line when the engine must be compiled first. Failed jobs have status "failed" and
-    their error in the table; they do not stop the others.
+    a line when the engine must be compiled first. ``compile_cache``: a directory for the
+    compiled loop variants that every worker can reach (on a cluster: a shared one), so
+    that each variant compiles once, not once per machine (memsim.compiling.
+    use_cache_dir). Failed jobs have status "failed" and their error in the table; they
+    do not stop the others.
     """
     import pandas as pd
 
@@ -95,6 +99,10 @@ def run_sweep(spec, out_dir, jobs: int | None = None, backend: str = "local",
     if not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs: expected a positive integer, got {jobs!r}")
     sweep = load_spec(spec)
+    if compile_cache:  # (here too: this process warms up and starts the local workers)
+        from memsim.compiling import use_cache_dir
+
+        use_cache_dir(compile_cache)
     out = Path(out_dir)
     (out / RUNS_DIR).mkdir(parents=True, exist_ok=True)
     all_jobs = plan(sweep)
@@ -133,7 +141,7 @@ def run_sweep(spec, out_dir, jobs: int | None = None, backend: str = "local",
             if backend == "local":
                 run_local(todo, jobs, on_done)
             else:
-                run_dask(todo, jobs, scheduler_address, on_done, bar)
+                run_dask(todo, jobs, scheduler_address, on_done, bar, compile_cache)
     finally:
         bar.close()
 
