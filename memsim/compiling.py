@@ -92,15 +92,16 @@ def _times_file(features: int) -> Path:
     """This variant's record of its last compile (one file per variant and
     optimisation level, so that processes compiling different variants at once do
     not write over each other's)."""
-    return _cache_dir(features) / f"memsim-compile-time-{_key(features)}.json"
+    return _cache_dir() / f"memsim-compile-time-{_key(features)}.json"
 
 
-def _cache_dir(features: int) -> Path:
-    """Where numba keeps this variant's compiled loop (its disk cache), or the temporary
+def _cache_dir() -> Path:
+    """Where numba keeps the compiled loop variants (its disk cache: one directory for
+    every variant, as they are all compiled from memsim.engine.loop), or the temporary
     directory where that cannot be told."""
     from memsim.engine import loop
 
-    path = getattr(getattr(loop.loop(features), "_cache", None), "_cache_path", None)
+    path = getattr(getattr(loop.loop(0), "_cache", None), "_cache_path", None)
     return Path(path) if path else Path(tempfile.gettempdir())
 
 
@@ -166,6 +167,9 @@ HEARTBEAT_SECONDS = 1.0  # a bar's refresh on a terminal
 # Loading a cached loop takes well under a second: a warm-up still running after this
 # long is a compilation (where numba's cache index could not tell beforehand).
 NOTICE_AFTER_SECONDS = 5.0
+# Another process holds the compile lock while it compiles a variant, but also while it
+# loads one (well under a second): a wait is said to be for a compile past this long.
+WAIT_NOTICE_SECONDS = 2.0
 
 
 class Progress:
@@ -253,12 +257,21 @@ def warm_up(engine, notify: bool) -> tuple[float, bool]:
         timer.daemon = True
         timer.start()
     compiled = False
+    waiting = []
+
+    def on_wait():  # (another process holds the lock; say so if it is compiling)
+        wait = threading.Timer(WAIT_NOTICE_SECONDS, progress.begin, kwargs={"waiting": True})
+        wait.daemon = True
+        wait.start()
+        waiting.append(wait)
+
     try:
-        engine.warm_up(on_wait=lambda: progress.begin(waiting=True))
+        engine.warm_up(on_wait=on_wait)
         compiled = compile_count(features) > before
     finally:
-        if timer is not None:
-            timer.cancel()
+        for t_ in [timer, *waiting]:
+            if t_ is not None:
+                t_.cancel()
         progress.end(compiled)
     took = time.perf_counter() - t
     if compiled:

@@ -180,6 +180,8 @@ TEST_TIERS = {
         "mechanism",
     "test_engine_closed_form.py::test_where_chunks_end_changes_nothing": "mechanism",
     "test_simpy.py::test_simpy_steps_the_loop_a_trace_replay_compiles": "mechanism",
+    "test_compiling.py::test_every_variant_has_a_name_and_a_config_that_selects_it":
+        "mechanism",
     # slow: seconds each (tens under load), Dask clusters, memsim in subprocesses
     "test_check_rules.py::test_check_file_chunks_keep_state": "slow",
     "test_check_rules.py::test_chunked_file_equals_whole_frame": "slow",

@@ -29,7 +29,7 @@ def test_every_variant_has_a_name_and_a_config_that_selects_it():
 
 
 def test_an_estimate_is_the_last_compile_measured_here(monkeypatch, tmp_path):
-    monkeypatch.setattr(compiling, "_cache_dir", lambda features: tmp_path)
+    monkeypatch.setattr(compiling, "_cache_dir", lambda: tmp_path)
     seconds, source = compiling.estimate_seconds(layout.F_NDA | layout.F_CORES)
     assert (seconds, source) == (46.8, "on an idle 2-core machine")
     compiling.record(layout.F_NDA | layout.F_CORES, wall_s=71.04, cpu_s=55.0)
@@ -127,3 +127,26 @@ def test_warm_all_compiles_or_loads_every_variant(capsys):
     assert cli.main(["warm", "--all", "-j", "2"]) == 0  # now every one is in the cache
     again = capsys.readouterr().out.splitlines()
     assert all(" already in the cache " in line for line in again), again
+
+
+def test_a_short_wait_for_the_lock_is_a_load_and_says_nothing(monkeypatch, capsys):
+    """The lock is held while another process loads a variant too (well under a
+    second): only a wait past WAIT_NOTICE_SECONDS is said to be for a compile."""
+    class Waiting:  # an engine whose warm-up waits for the lock, then for `wait` s
+        features = 0
+        wait = 0.0
+
+        def warm_up(self, on_wait=None):
+            on_wait()
+            time.sleep(self.wait)
+
+    monkeypatch.setattr(compiling, "needs_compiling", lambda features=0: False)
+    monkeypatch.setattr(compiling, "WAIT_NOTICE_SECONDS", 0.2)
+    Waiting.wait = 0.05
+    compiling.warm_up(Waiting(), notify=True)
+    time.sleep(0.3)
+    assert capsys.readouterr().err == ""
+    Waiting.wait = 0.5
+    compiling.warm_up(Waiting(), notify=True)
+    assert capsys.readouterr().err == ("memsim: waiting for another memsim process "
+                                       "compiling the plain loop (plain DDR4/DDR5)\n")

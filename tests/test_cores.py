@@ -479,7 +479,7 @@ def test_a_write_drain_takes_the_bank_a_read_precharged_once_not_twice(tmp_path,
     # Now the read keeps the bank after its second PRE: its ACT and RD are the bank's
     # next. The progress guard at ten refresh intervals, far above any wait of a run
     # that moves and far below for ever, makes a regression fail in about as many cycles.
-    monkeypatch.setattr(engine, "STARVATION_LIMIT_CYCLES", 10 * 953)
+    monkeypatch.setattr(engine.build, "STARVATION_LIMIT_CYCLES", 10 * 953)
     _, _, mapping = resolve(None, CORES + SEED11)
     traces = []
     for j, recs in enumerate(SEED11_RECORDS):
@@ -517,7 +517,7 @@ def test_the_progress_guard_stops_a_core_that_frfcfs_starves(tmp_path, monkeypat
     # the run at the first look past the limit, naming the load. With the row-hit cap
     # the load is served after 4 hits bypass it.
     limit = 4000
-    monkeypatch.setattr(engine, "STARVATION_LIMIT_CYCLES", limit)
+    monkeypatch.setattr(engine.build, "STARVATION_LIMIT_CYCLES", limit)
     hot = core_trace(addresses(MAP, [dict(bank=0, row=0)]), name="hot")
     other = core_trace(addresses(MAP, [dict(bank=0, row=1), dict(bank=0, row=1, column=8)]),
                        gap=[0, 400], name="other")
