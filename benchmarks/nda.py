@@ -6,7 +6,7 @@ open-loop host and with closed-loop cores.
         [--core-instructions N]
     python benchmarks/nda.py --no-cores   # the open-loop sweep only
     python benchmarks/nda.py --speed      # the NDA engine variant's own speed
-    python benchmarks/nda.py --figure docs/figures/nda.png   # the README's figure
+    python benchmarks/nda.py --figure docs/figures/nda.png   # the docs' figure
 
 1. The sweep of ``configs/sweeps/nda.yaml`` (host intensity x ranks x variants: the
    host alone, and for AXPY and DOT: host_first without write control, with stochastic
@@ -29,9 +29,9 @@ open-loop host and with closed-loop cores.
    nda-cores``).
 
 Finished runs are reused when run again with the same arguments. ``--figure PATH``
-draws the README's figure instead: ``--kind nda`` for AXPY at 2 and 4 ranks (the host
-alone, host_first, its bank_partition layout, write p = 0.25, prediction, row_hit_cap,
-time_slice), from the same sweep restricted to those points.
+draws the figure of the README and the NDA tutorial instead: ``--kind nda`` for AXPY at
+2 and 4 ranks (the host alone, host_first, its bank_partition layout, write p = 0.25,
+prediction, row_hit_cap, time_slice), from the same sweep restricted to those points.
 
 ``--speed`` times the engine instead (best of 3, compilation excluded): 1M uniformly
 random requests (1/3 writes, as fast as possible) on one channel of two ranks, with NDAs
@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -80,7 +81,8 @@ def main(argv=None) -> int:
                     help="instructions each closed-loop core counts (core.instructions; "
                          "default 0: its whole trace); a smaller N is a quicker look")
     ap.add_argument("--speed", action="store_true", help="time the NDA engine variant")
-    ap.add_argument("--figure", type=Path, metavar="PATH", help="draw the README's figure")
+    ap.add_argument("--figure", type=Path, metavar="PATH",
+                    help="draw the figure of the README and the NDA tutorial")
     args = ap.parse_args(argv)
     if args.speed:
         return speed()
@@ -93,6 +95,12 @@ def main(argv=None) -> int:
 
 
 HOSTS = ("random", "mix")
+
+
+def shown(path: Path) -> str:
+    """A path as printed: relative to the working directory when it is below it."""
+    rel = os.path.relpath(path)
+    return str(path) if rel.startswith("..") else rel
 
 
 def host_trace(args, kind: str = "random") -> Path:
@@ -136,7 +144,7 @@ def figure(args) -> int:
     out = args.out / "figure"
     sweep.run_sweep(spec, out, jobs=args.jobs, progress=False)
     plot.plot(out, "nda", args.figure, title="NDAs (AXPY) sharing ranks with a random host")
-    print(f"wrote {args.figure}", file=sys.stderr)
+    print(f"wrote {shown(args.figure)}", file=sys.stderr)
     return 0
 
 
@@ -185,8 +193,8 @@ def host_runs(args, kind: str, full: bool) -> list[dict]:
         plot.plot(out, kind_, out / name, title=f"{kind} host: " + (
             "NDAs sharing ranks with the host" if kind_ == "nda"
             else "host latency against NDA bandwidth as the write probability p falls"))
-    print(f"{kind} host: {len(df)} runs in {wall:.0f} s; figures: {out / 'nda.png'}, "
-          f"{out / 'tradeoff.png'}", file=sys.stderr)
+    print(f"{kind} host: {len(df)} runs in {wall:.0f} s; figures: "
+          f"{shown(out / 'nda.png')}, {shown(out / 'tradeoff.png')}", file=sys.stderr)
     if not full:
         return rows
     print(f"{kind} host, every run:")
@@ -293,7 +301,8 @@ def cores(args) -> None:
               + f"{r['bandwidth_gbps.total']:>10.2f}"
               + (f"{delay:>10.0f}" if delay == delay else f"{'-':>10}"))
     plot.plot(out, "nda-cores", out / "nda_cores.png")
-    print(f"\n{len(df)} cores runs in {wall:.0f} s; figure: {out / 'nda_cores.png'}",
+    print(f"\n{len(df)} cores runs in {wall:.0f} s; figure: "
+          f"{shown(out / 'nda_cores.png')}",
           file=sys.stderr)
 
 

@@ -392,7 +392,8 @@ class NdaConfig:
                                       ("policy", "time_slice"), min=1,
                                       max=MAX_INTERVAL_CYCLES)
     # row_hit_cap: NDA row hits in a row (while the host waits) before the NDA yields
-    # (each may hold a host request back: larger caps cost the host more, see README)
+    # (each may hold a host request back: larger caps cost the host more, measured in
+    # docs/reference/nda.md, row_hit_cap)
     row_hit_cap: int = _nda_only(2, "NDA row hits in a row, while the host waits, before "
                                  "the NDA yields", "requests", ("policy", "row_hit_cap"),
                                  min=1)

@@ -1,7 +1,7 @@
-"""The README's account of frfcfs_cap on its own example (issue 20, item 9): the cap
+"""The account of frfcfs_cap on the example trace (docs/explanation/frfcfs-cap.md): the cap
 costs row-hit streaks where four streams share a bank, the bank falls behind the trace
 and the requests waiting for queue room pile up; a larger cap gives FR-FCFS back.
-The numbers are the README's (benchmarks/frfcfs_cap.py prints and draws them)."""
+The numbers are that page's (benchmarks/frfcfs_cap.py prints and draws them)."""
 
 from __future__ import annotations
 

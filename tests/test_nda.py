@@ -938,7 +938,8 @@ def test_host_mean_read_latency_within_1_3x_of_alone_where_the_host_is_not_satur
     using) and four interleaved streams, a request every 20 and 10 cycles, a quarter of
     them writes; row_hit_cap for the random host. (row_hit_cap lets up to N NDA row hits
     go ahead of a waiting host request: a host whose requests are row hits pays for each,
-    1.35x to 1.5x on a stream with the NDA in banks of its own, by design; README.)
+    1.35x to 1.5x on a stream with the NDA in banks of its own, by design;
+    docs/reference/nda.md, row_hit_cap.)
 
     Saturated: the host alone waits for a queue slot (front-end wait) for 1 % or more of
     its mean read latency. Then its latency is set by the queue it waits in, which any

@@ -1,7 +1,8 @@
 """``memsim.outfile.atomic_write``: the one writer of whole output files (results JSON
-and CSV, sweep tables and manifests, stored runs), with the behaviour the README's
-"Output files" promises: parent directories created, a symbolic link's target written,
-a FIFO written through, the umask respected, nothing half-written left behind."""
+and CSV, sweep tables and manifests, stored runs), with the behaviour that
+docs/reference/running.md ("Outputs") promises: parent directories created, a symbolic
+link's target written, a FIFO written through, the umask respected, nothing
+half-written left behind."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Pairs of features (README, "Pairs of features"): each pair either works, checked
+"""Pairs of features (docs/reference/pairs.md): each pair either works, checked
 against a run without the other feature, or is a config error naming both keys.
 
-The working pairs tested elsewhere are listed in the README's table with their tests.
+The working pairs tested elsewhere are listed in that page's table with their tests.
 Here: every refused pair's message, and ranks / channels / the replay mode against
 each ECC class and each sub-bank scheme. A trace confined to one rank of a 4-rank
 system must get exactly the commands it gets with one rank (on that rank, refresh
