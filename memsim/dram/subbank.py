@@ -138,7 +138,7 @@ ERUCA_DEFAULTS = dict(
     bg_data_buses=1,  # data buses per bank group: 1 = DDR4, 2 = ERUCA's dual bus
     subbank_act_weight=1.0,  # an ACT's share of tRRD / the tFAW window
     # scheduler `eruca` preferences, each switchable for ablation
-    avoid_row_path=True,  # batch rows compatible with the open ones (see the README)
+    avoid_row_path=True,  # batch rows compatible with the open ones (docs/reference/subbanks.md)
     prefer_other_bus=True,  # among ready row hits, the other bus of the bank group
     age_cap_cycles=1000,  # avoidance never holds a request older than this (0: no cap)
 )
