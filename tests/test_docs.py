@@ -59,6 +59,23 @@ def test_the_site_builds_strictly_with_the_generated_and_api_pages(site):
     assert ":::" not in api
 
 
+def test_the_api_page_lists_exactly_what_import_memsim_offers(site):
+    """One section per name of ``memsim.__all__`` (but ``__version__``), in its order,
+    each headed ``memsim.NAME`` and anchored at the object's defining path, and no
+    other."""
+    import memsim
+
+    api = (site / "reference/api/index.html").read_text()
+    sections = [(anchor, re.sub(r"<[^>]+>|&para;", " ", heading).split()[0])
+                for anchor, heading in re.findall(r'<h2 id="([^"]+)"[^>]*>(.*?)</h2>', api,
+                                                  re.S)]
+    names = [n for n in memsim.__all__ if n != "__version__"]
+    assert [heading for _, heading in sections] == [f"memsim.{n}" for n in names]
+    for (anchor, _), name in zip(sections, names, strict=True):
+        obj = getattr(memsim, name)
+        assert anchor == f"{obj.__module__}.{obj.__qualname__}", name
+
+
 def test_the_cli_page_has_every_command_and_option_of_the_parser(site):
     from memsim.cli import build_parser
 

@@ -6,6 +6,8 @@
 - ``reference/config.md``: every config key with its default, allowed values, unit and
   the standards and mechanisms that use it, from the config schema
   (``memsim.config.describe_keys()``).
+- ``reference/api.md``: every name ``import memsim`` offers (``memsim.__all__``), each
+  rendered from its docstring by mkdocstrings.
 
 The pages exist only in the built site (they are not files in ``docs/``). The hook
 imports memsim from the checkout it lives in, not from an installed copy.
@@ -26,11 +28,13 @@ if str(ROOT) not in sys.path:
 
 CLI_PAGE = "reference/cli.md"
 CONFIG_PAGE = "reference/config.md"
+API_PAGE = "reference/api.md"
 
 
 def on_files(files, config):
     files.append(File.generated(config, CLI_PAGE, content=cli_page()))
     files.append(File.generated(config, CONFIG_PAGE, content=config_page()))
+    files.append(File.generated(config, API_PAGE, content=api_page()))
     return files
 
 
@@ -144,4 +148,47 @@ def config_page() -> str:
                        f"{_cell(k.allowed)} | {_cell(k.unit)} | {_cell(k.used_by)} | "
                        f"{_cell(k.help)} |")
         out.append("")
+    return "\n".join(out)
+
+
+# --- the Python API --------------------------------------------------------------------
+
+
+def api_names() -> list[tuple[str, str]]:
+    """(name under ``memsim``, the object's path where it is defined) for every name of
+    ``memsim.__all__`` but ``__version__``, in that order."""
+    import memsim
+
+    out = []
+    for name in memsim.__all__:
+        if name == "__version__":
+            continue
+        obj = getattr(memsim, name)
+        out.append((name, f"{obj.__module__}.{obj.__qualname__}"))
+    return out
+
+
+def api_page() -> str:
+    """``memsim.__all__``, each name rendered by mkdocstrings from where it is defined,
+    headed by the name a user types (``memsim.run``)."""
+    import memsim
+
+    out = ["# Python API",
+           "",
+           "Every name `import memsim` offers (`memsim.__all__`), generated from their "
+           "docstrings when this site is built. Each name is loaded from its module on "
+           "first use, so `import memsim` itself imports neither numpy nor numba. Examples: "
+           "[First run](../getting-started/first-run.md#the-same-from-python), "
+           "[Replay your own trace](../how-to/own-trace.md), "
+           "[Drive memsim from SimPy](../how-to/simpy.md).",
+           "",
+           f"`memsim.__version__` is the version (`{memsim.__version__}`); every result "
+           "file records it.",
+           ""]
+    for name, path in api_names():
+        out += [f"::: {path}",
+                "    options:",
+                f'      heading: "memsim.{name}"',
+                f'      toc_label: "{name}"',
+                ""]
     return "\n".join(out)
