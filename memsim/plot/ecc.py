@@ -144,8 +144,10 @@ def plot_ecc(d: SweepData, metric=None, **_) -> Figure:
     width = 0.8 / len(traces)
     x = np.arange(len(variants))
     # a row of panels shares its y axis: one metric, one scale, comparable across panels
-    fig, axes = new_figure(len(metrics), len(panels), max(3.0, 0.42 * len(variants) + 1.2), 2.1,
-                        sharex=True, sharey="row")
+    # a bar per variant 0.22 in apart (their labels at 45 degrees): two panels of a dozen
+    # schemes are a two-column figure's width (7 in)
+    fig, axes = new_figure(len(metrics), len(panels), max(2.4, 0.22 * len(variants) + 0.9),
+                           2.1, sharex=True, sharey="row")
     handles = {}
     missing = 0
     for pi, panel in enumerate(panels):
@@ -180,7 +182,8 @@ def plot_ecc(d: SweepData, metric=None, **_) -> Figure:
             if mi == 0 and panel:
                 ax.set_title(panel)
             if mi == len(metrics) - 1:
-                ax.set_xticks(x, variants, rotation=35, ha="right")
+                ax.set_xticks(x, variants, rotation=45, ha="right",
+                              rotation_mode="anchor")
     for mi in range(len(metrics)):
         heights = [h for ax in axes[mi] for h in (b.get_height() for b in ax.patches)
                    if np.isfinite(h)]

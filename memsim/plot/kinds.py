@@ -41,18 +41,23 @@ class Kind:
 REGISTRY: dict[str, Kind] = {k.name: k for k in (
     Kind("schedulers", "bandwidth, read latency and energy per bit, a bar per scheduler or "
                        "configuration", plot_schedulers),
-    Kind("latency-cdf", "read or write latency CDF per configuration", plot_latency_cdf),
-    Kind("stalls", "stall time per configuration: turnarounds, row conflicts, refresh",
+    Kind("latency-cdf", "read latency CDF per configuration; --metric write: write latency",
+         plot_latency_cdf),
+    Kind("stalls", "stall time per configuration in ns, split into turnarounds, row "
+                   "conflicts, refresh; --metric fraction: as a fraction of the run",
          plot_stalls),
-    Kind("sweep", "a metric against a swept parameter, a line per scheduler", plot_sweep,
-         takes_param=True),
+    Kind("sweep", "one metric against one swept parameter, a line per scheduler; "
+                  "--metric and --param choose them", plot_sweep, takes_param=True),
     Kind("nda", "NDA bandwidth, host read latency and NDA-caused delay against the host's "
                 "offered load", plot_nda),
-    Kind("ecc", "each ECC scheme's bandwidth, latency and energy against no ECC", plot_ecc),
-    Kind("eruca", "sub-bank schemes' bandwidth and latency against DDR4", plot_eruca),
-    Kind("cores", "closed-loop cores: weighted and harmonic speedup, per-core slowdown",
+    Kind("ecc", "each ECC scheme's bandwidth, read latency and energy per bit against no "
+                "ECC", plot_ecc),
+    Kind("eruca", "sub-bank schemes against DDR4: bandwidth and p99 read latency over "
+                  "DDR4's, row-path and bank-group-bus stalls per request", plot_eruca),
+    Kind("cores", "closed-loop cores: weighted and harmonic speedup, each core's slowdown",
          plot_cores),
-    Kind("nda-tradeoff", "write control: host read latency against NDA bandwidth as p falls",
+    Kind("nda-tradeoff", "write control: host read latency against NDA bandwidth as the "
+                         "write probability falls",
          plot_nda_tradeoff),
     Kind("nda-cores", "closed-loop cores with and without NDAs: speedup and per-core IPC",
          plot_nda_cores),

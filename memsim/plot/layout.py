@@ -37,15 +37,22 @@ def hide_unused(axes: np.ndarray, used: int) -> None:
 
 
 def legend_below(fig: Figure, handles, labels, title=None, ncol=None) -> None:
+    """The legend under the panels, in at most ``ncol`` columns (default up to 4): fewer
+    columns where long labels would not fit the figure's width, and the figure wider
+    only where one column does not fit."""
     if not handles:
         return
     ncol = ncol or min(len(labels), 4)
+
+    def need(n: int) -> float:  # ~0.065 in per character at 8 pt, the handle, the gaps
+        return n * (0.065 * max(len(str(s)) for s in labels) + 0.7) + 0.3
+
+    while ncol > 1 and need(ncol) > fig.get_figwidth():
+        ncol -= 1
     fig.legend(handles, labels, loc="outside lower center", ncol=ncol, title=title,
                frameon=False)
-    # ~0.065 in per character at 8 pt, plus the handle and the gaps
-    need = ncol * (0.065 * max(len(str(s)) for s in labels) + 0.7) + 0.3
-    if fig.get_figwidth() < need:
-        fig.set_figwidth(need)
+    if fig.get_figwidth() < need(ncol):
+        fig.set_figwidth(need(ncol))
 
 
 def suptitle(fig: Figure, main: str, d: SweepData, sub: str | None = None) -> None:

@@ -149,7 +149,7 @@ def plot_nda(d: SweepData, metric=None, **_) -> Figure:
     nda_rows = df[~df["_variant"].isin(NDA_BASELINES)]
     variants = [v for v in NDA_BASELINES if (df["_variant"] == v).any()] + sorted(
         set(nda_rows["_variant"]), key=lambda v: (v.split(" + ")[0], v))
-    fig, axes = new_figure(len(metrics), max(1, len(panels)), 2.7, 2.2, sharey="row")
+    fig, axes = new_figure(len(metrics), max(1, len(panels)), 3.0, 2.2, sharey="row")
     handles: dict[str, object] = {}
     for j, (kernel, ranks) in enumerate(panels):
         sub = df[(df["_ranks"] == ranks) & (df["_variant"].isin(NDA_BASELINES)

@@ -51,7 +51,8 @@ def plot_schedulers(d: SweepData, metric=None, **_) -> Figure:
     # Few bars: metrics side by side; many: metrics stacked, one wide panel each.
     if wide:
         nrows, ncols = len(metrics), len(d.traces)
-        w, h = max(3.4, 0.26 * nbars + 0.35 * len(outers) + 1.0), 2.2
+        # (bars 0.22 in apart: two dozen bars are a two-column figure's width, 7 in)
+        w, h = max(3.4, 0.22 * nbars + 0.3 * len(outers) + 1.0), 2.2
     else:
         nrows, ncols = len(d.traces), len(metrics)
         w, h = max(2.4, 0.35 * nbars + 1.0), 2.4

@@ -86,7 +86,8 @@ def metric_label(metric: str) -> str:
     if head == "energy_nj" and len(parts) == 2:
         return f"{'DRAM' if parts[1] == 'total' else parts[1].capitalize()} energy (nJ)"
     fixed = {
-        "energy_pj_per_requested_bit": "DRAM energy per requested bit (pJ/bit)",
+        # (two lines: one would be taller than a panel)
+        "energy_pj_per_requested_bit": "DRAM energy per\nrequested bit (pJ)",
         "power_mw.average": "Average DRAM power (mW)",
         "peak_fraction": "Fraction of peak bandwidth",
         "bus_utilization": "Data-bus utilisation (fraction)",

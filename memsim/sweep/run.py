@@ -102,6 +102,8 @@ def run_sweep(spec, out_dir, jobs: int | None = None, backend: str = "local",
     if compile_cache:  # (here too: this process warms up and starts the local workers)
         from memsim.compiling import use_cache_dir
 
+        # the workers get the path this process means, not one relative to theirs
+        compile_cache = str(Path(compile_cache).resolve())
         use_cache_dir(compile_cache)
     out = Path(out_dir)
     (out / RUNS_DIR).mkdir(parents=True, exist_ok=True)
