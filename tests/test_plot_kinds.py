@@ -114,3 +114,27 @@ def test_ecc_figure_says_in_line_ecc_latency_is_its_address_remap(tmp_path):
         assert hatched == [False, True]  # (secded_x72, inline)
     latency = fig.axes[2].patches[1].get_height()  # mean read latency row, DDR4-2400R
     assert latency == pytest.approx(-57.0, abs=1e-12)  # 43 ns against 100 ns
+
+
+def test_eruca_figure_of_presets_compared_by_name_is_one_device(tmp_path):
+    """``memsim compare -c ddr4...,ddr4..._salp1,...`` labels its runs by config name (the
+    ``base`` column): the sub-bank figure compares the schemes on the one device those
+    configs share, named by its speed bin, organisation and density, not a column of
+    panels per config name."""
+    rows = []
+    for name, scheme, bw in (("ddr4", "none", 5.0), ("ddr4_salp1", "salp1", 6.0),
+                             ("ddr4_masa", "masa", 9.0)):
+        for trace, scale in (("t/mix16.npz", 1.0), ("t/hot1m.npz", 2.0)):
+            rows.append({"trace": trace, "label": name, "base": name,
+                         "config.dram.subbank_scheme": scheme,
+                         "config.dram.standard": "DDR4", "config.dram.speed": "DDR4_2400R",
+                         "config.dram.org": "x8", "config.dram.density_gbit": 4,
+                         "config.controller.scheduler": "frfcfs",
+                         "bandwidth_gbps.total": bw * scale,
+                         "latency_ns.read.p99": 100.0 / bw, "requests.total": 100})
+    fig = plot(_results(tmp_path, rows, ["base"]), "eruca", tmp_path / "eruca.png")
+    assert fig.axes[0].get_title() == "DDR4_2400R x8 4 Gb"
+    assert "devices shown" not in fig.get_suptitle()
+    # bandwidth over DDR4's, per trace (x) and scheme (bars)
+    heights = [b.get_height() for b in fig.axes[0].patches]
+    assert heights == pytest.approx([1.2, 1.2, 1.8, 1.8])

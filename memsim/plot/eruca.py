@@ -12,6 +12,7 @@ from memsim.plot.data import SCHED_COL, PlotError, SweepData
 from memsim.plot.layout import bare, new_figure, suptitle
 from memsim.plot.style import PALETTE
 from memsim.sweep import format_value
+from memsim.sweep.spec import TAGS
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -22,6 +23,9 @@ SCHEME_COL = "config.dram.subbank_scheme"
 # trace) is what a variant is compared with DDR4 on.
 VARIANT_KEYS = ("dram.subbank_scheme", "dram.subbanks_per_bank", "controller.scheduler",
                 "mapping.row_permutation", "eruca.")
+# what makes a device, where configurations are compared by name
+DEVICE_COLS = ("config.dram.standard", "config.dram.speed", "config.dram.org",
+               "config.dram.density_gbit", "config.dram.channels", "config.dram.ranks")
 
 # ERUCA's ablation steps, each on top of the previous (benchmarks/eruca.py)
 ERUCA_STEPS = {(): "ERUCA naive", ("permutation",): "ERUCA + permutation",
@@ -109,7 +113,14 @@ def plot_eruca(d: SweepData, metric=None, **_) -> Figure:
                         f"--kind eruca compares sub-bank schemes with DDR4 "
                         f"(benchmarks/eruca.py, configs/sweeps/eruca.yaml)")
     df["_variant"] = [variant_label(r) for r in df.to_dict(orient="records")]
-    base_keys = [p for p in d.varying if not p.startswith(VARIANT_KEYS)]
+    base_keys = [p for p in d.varying if not p.startswith(VARIANT_KEYS) and p not in TAGS]
+    if len(base_keys) < len([p for p in d.varying if not p.startswith(VARIANT_KEYS)]):
+        # configurations compared by name (memsim compare -c A,B, named variants): the
+        # device is what their configs differ in besides the sub-bank settings
+        base_keys += [c for c in DEVICE_COLS if c in df and c not in base_keys
+                      and df[c].astype(str).nunique() > 1]
+    if not base_keys:  # one device: named by its speed bin, organisation and density
+        base_keys = [c for c in DEVICE_COLS[1:4] if c in df]
     cols = [f"config.{k}" if not k.startswith("config.") and f"config.{k}" in df else k
             for k in base_keys]
     df["_device"] = [_device_label(base_keys, [r[c] for c in cols]) or "base"
