@@ -6,14 +6,16 @@
 Each trace runs as fast as possible with refresh off, all_bank (REFab, tRFC1 every tREFI),
 fine_granularity (REFab, tRFC2 every tREFI/2) and same_bank (REFsb, tRFCsb per bank index
 every tREFI/2); "lost" is the run's extra cycles over the run without refresh. Traces:
-random 64 B lines in runs of 1, 4 and 16 consecutive lines (1: every access a row miss,
-the channel bound by ACTs; 16: mostly row hits, bound by the data bus), one third writes,
-over 16 GiB; and a bus-bound stream of row hits round-robin over one sub-channel's 32
-banks (queue 256), the case docs/reference/ddr5.md derives. The random traces are drawn
-``--seeds`` times (seeds 0, 1, ...): one trace is noisy at the margins between the modes,
-so the table gives the mean over seeds and, per mode, on how many seeds it lost less
-than all_bank. ``-o PNG`` also draws the table: one panel, a group of bars per trace
-and a bar per refresh mode (the mean; whiskers: the seeds' minimum and maximum).
+random 64 B lines in runs of 1, 4 and 16 consecutive lines (with the DDR5 presets'
+mapping, ro-ba-ra-co-bg-ch, a run's lines fall in alternate sub-channels and consecutive
+bank groups at one bank index: every access a row miss, a run of 16 keeping 16 banks
+busy at once), one third writes, over 16 GiB; and a bus-bound stream of row hits
+round-robin over one sub-channel's 32 banks (queue 256), the case docs/reference/ddr5.md
+derives. The random traces are drawn ``--seeds`` times (seeds 0, 1, ...): one trace is
+noisy at the margins between the modes, so the table gives the mean over seeds and, per
+mode, on how many seeds it lost less than all_bank. ``-o PNG`` also draws the table: one
+panel, a group of bars per trace and a bar per refresh mode (the mean; whiskers: the
+seeds' minimum and maximum).
 """
 
 from __future__ import annotations
