@@ -48,11 +48,16 @@ def plot_schedulers(d: SweepData, metric=None, **_) -> Figure:
     x = np.array([i + 0.6 * outers.index(where[g][0]) for i, g in enumerate(groups)])
     nbars = len(groups) * len(scheds)
     wide = nbars > 9
-    # Few bars: metrics side by side; many: metrics stacked, one wide panel each.
+    # Few bars: metrics side by side (one trace: two by two, about a paper column's
+    # width); many: metrics stacked, one wide panel each.
+    square = not wide and len(d.traces) == 1 and len(metrics) == 4
     if wide:
         nrows, ncols = len(metrics), len(d.traces)
         # (bars 0.22 in apart: two dozen bars are a two-column figure's width, 7 in)
         w, h = max(3.4, 0.22 * nbars + 0.3 * len(outers) + 1.0), 2.2
+    elif square:
+        nrows, ncols = 2, 2
+        w, h = max(2.4, 0.35 * nbars + 1.0), 2.4
     else:
         nrows, ncols = len(d.traces), len(metrics)
         w, h = max(2.4, 0.35 * nbars + 1.0), 2.4
@@ -64,7 +69,7 @@ def plot_schedulers(d: SweepData, metric=None, **_) -> Figure:
     for ti, t in enumerate(d.traces):
         sub = d.df[d.df["trace"] == t]
         for mi, m in enumerate(metrics):
-            ax = axes[mi, ti] if wide else axes[ti, mi]
+            ax = axes.flat[mi] if square else axes[mi, ti] if wide else axes[ti, mi]
             for si, s in enumerate(scheds):
                 vals = []
                 for g in groups:
