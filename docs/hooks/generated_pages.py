@@ -182,6 +182,8 @@ def api_page() -> str:
            "[Replay your own trace](../how-to/own-trace.md), "
            "[Drive memsim from SimPy](../how-to/simpy.md).",
            "",
+           "Each signature names the function where it is defined (`memsim.load_config` "
+           "is `memsim.config.load`). "
            f"`memsim.__version__` is the version (`{memsim.__version__}`); every result "
            "file records it.",
            ""]
@@ -190,5 +192,6 @@ def api_page() -> str:
                 "    options:",
                 f'      heading: "memsim.{name}"',
                 f'      toc_label: "{name}"',
+                "      separate_signature: true",
                 ""]
     return "\n".join(out)
