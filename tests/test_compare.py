@@ -112,8 +112,10 @@ def test_figure_of_a_non_scheduler_comparison_names_the_compared_key(traces, tmp
                      "-o", str(out), "-j", "1", "-q"]) == 0
     assert (out / "comparison.png").exists()
     fig = plot(out, "schedulers")
-    title = fig._suptitle.get_text()
-    assert title.startswith("Read queue depth comparison (trace: a.trace; scheduler frfcfs")
+    # (on one line, "main (what)"; on two where the figure is narrower than that)
+    main, _, sub = fig._suptitle.get_text().replace(" (", "\n", 1).partition("\n")
+    assert main == "Read queue depth comparison"
+    assert sub.startswith("trace: a.trace; scheduler frfcfs")
     assert not fig.legends  # (was a legend "Scheduler: frfcfs")
     assert {ax.get_xlabel() for ax in fig.axes} == {"Read queue depth (entries)"}
     # the title sits above every y label
