@@ -1,4 +1,4 @@
-"""Command line: ``memsim run / check / trace / sweep / plot / config``.
+"""Command line: ``memsim run / check / trace / workload / sweep / plot / config``.
 
 Every command exits 0 on success, 1 when a check finds violations, and 2 on bad input
 (config, trace, arguments), printing one ``memsim: error: ...`` line that names the
@@ -111,8 +111,10 @@ def build_parser(run_only: bool = False) -> argparse.ArgumentParser:
     from memsim.plot import add_plot_parser
     from memsim.sweep import add_sweep_parser
     from memsim.trace.cli import add_trace_parser
+    from memsim.workloads.cli import add_workload_parser
 
     add_trace_parser(sub)
+    add_workload_parser(sub)
     add_sweep_parser(sub)
     add_compare_parser(sub)
     add_plot_parser(sub)
