@@ -41,6 +41,7 @@ cachegrind):
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from memsim.cache.layout import (
@@ -99,21 +100,29 @@ from memsim.cache.layout import (
     WARMING,
     requests_per_line,
 )
-from memsim.engine.jit import CALLEE, COMPILED
+from memsim.engine.jit import CALLEE, COMPILED, INLINE
 
-_requests_per_line = njit(**CALLEE)(requests_per_line)
+# How it compiles (the first compile is a user's wait; cached afterwards): the helpers are
+# inlined into run_accesses (the engine's INLINE), but for _install and _write_back,
+# called from the fills at every level, which numba compiles once each (CALLEE). That
+# took 3.3 s of CPU on an empty numba cache, against 9.3 s with every helper compiled
+# on its own (benchmarks/instr_trace_read.py). Flags are uint8 values, not integer
+# constants: numba compiles a function called with a constant argument once per
+# constant (a literal type).
+_requests_per_line = njit(**INLINE)(requests_per_line)
+_CLEAN, _DIRTY, _PREFETCHED = np.uint8(0), np.uint8(F_DIRTY), np.uint8(F_PREFETCHED)
 
 # Levels as positions down a core's path: 0 its L1 (I or D), 1 its L2, 2 the LLC, 3
 # memory. geo[instance, G_LEVEL] holds an instance's position.
 POS_L1, POS_L2, POS_LLC, POS_MEMORY = 0, 1, 2, 3
 
 
-@njit(**CALLEE)
+@njit(**INLINE)
 def _count(C, inst, what):
     C.stats[C.prm[C_PHASE], inst, what] += 1
 
 
-@njit(**CALLEE)
+@njit(**INLINE)
 def _emit(C, kind, line):
     n = C.prm[C_NOUT]
     C.out_line[n] = line
@@ -121,7 +130,7 @@ def _emit(C, kind, line):
     C.prm[C_NOUT] = n + 1
 
 
-@njit(**CALLEE)
+@njit(**INLINE)
 def _instance(C, core, pos, ifetch):
     """A core's instance at path position ``pos`` (-1: absent, or memory)."""
     if pos == POS_L1:
@@ -133,7 +142,7 @@ def _instance(C, core, pos, ifetch):
     return -1
 
 
-@njit(**CALLEE)
+@njit(**INLINE)
 def _find(C, inst, line):
     """The slot holding ``line`` in instance ``inst``, or -1."""
     ways = C.geo[inst, G_WAYS]
@@ -144,7 +153,7 @@ def _find(C, inst, line):
     return -1
 
 
-@njit(**CALLEE)
+@njit(**INLINE)
 def _touch(C, inst, slot):
     """A demand or prefetch hit: most recent (LRU), predicted near (SRRIP)."""
     if C.geo[inst, G_POLICY] == LRU:
@@ -154,7 +163,7 @@ def _touch(C, inst, slot):
         C.rep[slot] = 0
 
 
-@njit(**CALLEE)
+@njit(**INLINE)
 def _victim(C, inst, line):
     """The slot a fill of ``line`` replaces: the set's first invalid way, else the
     policy's choice."""
@@ -182,7 +191,7 @@ def _victim(C, inst, line):
     return base  # (not reached: the ageing made one distant)
 
 
-@njit(**CALLEE)
+@njit(**INLINE)
 def _back_invalidate(C, line):
     """Remove ``line`` from every core's L1s and L2 (an inclusive LLC evicted it);
     whether a removed copy was dirty."""
@@ -245,21 +254,22 @@ def _write_back(C, core, pos, line):
             C.flag[slot] |= F_DIRTY
             return
         _count(C, inst, ST_WB_ALLOC)
-        old, dirty = _install(C, inst, line, F_DIRTY)
+        old, dirty = _install(C, inst, line, _DIRTY)
         if old == INVALID or not dirty:
             return
         line = old
 
 
-@njit(**CALLEE)
-def _fill(C, core, pos, ifetch, line, flags):
-    """Bring ``line`` into the core's level ``pos``, writing back what it evicts."""
-    old, dirty = _install(C, _instance(C, core, pos, ifetch), line, flags)
+@njit(**INLINE)
+def _fill(C, core, inst, line, flags):
+    """Bring ``line`` into core ``core``'s instance ``inst``, writing back what it
+    evicts to the levels below."""
+    old, dirty = _install(C, inst, line, flags)
     if old != INVALID and dirty:
-        _write_back(C, core, pos + 1, old)
+        _write_back(C, core, C.geo[inst, G_LEVEL] + 1, old)
 
 
-@njit(**CALLEE)
+@njit(**INLINE)
 def _prefetch_line(C, core, line):
     """Bring ``line`` into the core's L2 ahead of use, from the LLC or memory."""
     l2 = C.path[core, P_L2]
@@ -273,12 +283,12 @@ def _prefetch_line(C, core, line):
         _emit(C, OUT_PREFETCH, line)
         _count(C, C.geo.shape[0], MEM_PF_READS)
         if llc >= 0:
-            _fill(C, core, POS_LLC, False, line, 0)
-    _fill(C, core, POS_L2, False, line, F_PREFETCHED)
+            _fill(C, core, llc, line, _CLEAN)
+    _fill(C, core, l2, line, _PREFETCHED)
     _count(C, l2, ST_PF_FILLS)
 
 
-@njit(**CALLEE)
+@njit(**INLINE)
 def _prefetch(C, core, line, pc):
     """The L2 prefetcher's reaction to a demand data access to ``line`` by ``pc``."""
     if C.prm[C_PF_KIND] == PF_NEXT_LINE:
@@ -305,7 +315,7 @@ def _prefetch(C, core, line, pc):
         _prefetch_line(C, core, target)
 
 
-@njit(**CALLEE)
+@njit(**INLINE)
 def _demand(C, core, line, write, ifetch, pc):
     """One line of a demand access; the level that served it."""
     l1 = _instance(C, core, POS_L1, ifetch)
@@ -335,16 +345,16 @@ def _demand(C, core, line, write, ifetch, pc):
         _emit(C, OUT_READ, line)
         _count(C, C.geo.shape[0], MEM_READS)
         if llc >= 0:
-            _fill(C, core, POS_LLC, ifetch, line, 0)
+            _fill(C, core, llc, line, _CLEAN)
     if served >= LLC and l2 >= 0:
-        _fill(C, core, POS_L2, ifetch, line, 0)
-    _fill(C, core, POS_L1, ifetch, line, F_DIRTY if write else 0)
+        _fill(C, core, l2, line, _CLEAN)
+    _fill(C, core, l1, line, _DIRTY if write else _CLEAN)
     if l2 >= 0 and not ifetch and C.prm[C_PF_KIND] != PF_NONE:
         _prefetch(C, core, line, pc)
     return served
 
 
-@njit(**CALLEE)
+@njit(**INLINE)
 def _count_access(C, core, ifetch, served):
     """Count an access at each level it reached, and as a miss where it went further."""
     l1 = _instance(C, core, POS_L1, ifetch)
@@ -363,7 +373,7 @@ def _count_access(C, core, ifetch, served):
             _count(C, llc, ST_MISSES)
 
 
-@njit(**CALLEE)
+@njit(**INLINE)
 def access(C, core, addr, size, kind, pc):
     """Core ``core`` accesses ``size`` bytes (0 or 1: one byte) at byte address ``addr``
     (``kind``: LOAD, STORE, MODIFY or IFETCH; ``pc`` the instruction's address, for the
