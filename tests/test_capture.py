@@ -123,7 +123,7 @@ def test_workload_list_names_every_kernel_and_its_knobs():
 
 
 # small arguments for each kernel, and the start of what it prints
-SMALL = {"stream_triad": ["1000", "2"], "gups": ["10", "100"], "spmv": ["500", "4"],
+SMALL = {"stream_triad": ["1000", "2"], "gups": ["10", "256"], "spmv": ["500", "4"],
          "bfs": ["8", "4"], "embedding": ["1000", "8", "10", "4"], "svrg": ["64", "8", "50"],
          "cg": ["16", "3"], "pointer_chase": ["1000", "1000"]}
 

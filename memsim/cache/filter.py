@@ -29,7 +29,7 @@ import gzip
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -62,7 +62,6 @@ class FilterResult:
     output: str
     output_bytes: int
     roi: bool = False
-    extra: dict = field(default_factory=dict)
 
     def mpki(self, level: str) -> float:
         """Misses of ``level`` per thousand counted instructions."""
@@ -84,7 +83,7 @@ class FilterResult:
                 "levels": levels,
                 "llc_miss_trace": {"path": self.output, "requests": self.requests,
                                    "instructions": self.trace_instructions,
-                                   "bytes": self.output_bytes}, **self.extra}
+                                   "bytes": self.output_bytes}}
 
     def table(self) -> str:
         """The report ``memsim trace filter`` prints."""

@@ -38,7 +38,8 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     Workload("gups", "random read-modify-writes of 64-bit table words (HPCC RandomAccess)",
              "Luszczek et al., HPC Challenge (SC 2006)",
              (Arg("LOG2_TABLE", "20", "table of 2**LOG2_TABLE words (8 MiB)"),
-              Arg("UPDATES", "131072", "updates"))),
+              Arg("UPDATES", "131072", "updates, by 128 interleaved streams (a multiple "
+                                       "of 128)"))),
     Workload("spmv", "sparse matrix-vector multiply (CSR) on a power-law matrix",
              "row lengths Pareto-distributed, degree exponent 2.5",
              (Arg("ROWS", "131072", "rows and columns"),
