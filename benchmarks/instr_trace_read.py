@@ -118,26 +118,27 @@ def read(path: Path) -> tuple[float, int, int]:
 
 
 COMPILE = """
-import time
+import resource, time
 t0 = time.perf_counter()
 from memsim.cache import CacheHierarchy, load_caches
 CacheHierarchy(load_caches()).access(0)
-print(time.perf_counter() - t0)
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(time.perf_counter() - t0, usage.ru_utime + usage.ru_stime)
 """
 
 
-def compile_seconds() -> tuple[float, float]:
-    """(first compile, load from the cache) in fresh processes, seconds."""
+def compile_seconds() -> list[tuple[float, float]]:
+    """(wall, CPU) seconds of importing memsim.cache and running one access in a fresh
+    process: first on an empty numba cache (compiling), then loading from it."""
     cache = tempfile.mkdtemp(prefix="memsim-numba-")
     env = {**os.environ, "NUMBA_CACHE_DIR": cache}
     env.pop("NUMBA_OPT", None)  # (numba's default optimisation level, as users run it)
     try:
-        times = [float(subprocess.run([sys.executable, "-c", COMPILE], env=env, check=True,
-                                      capture_output=True, text=True).stdout)
-                 for _ in range(2)]
+        return [tuple(float(x) for x in subprocess.run(
+            [sys.executable, "-c", COMPILE], env=env, check=True, capture_output=True,
+            text=True).stdout.split()) for _ in range(2)]
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-    return times[0], times[1]
 
 
 def main(argv=None) -> None:
@@ -149,9 +150,10 @@ def main(argv=None) -> None:
     ap.add_argument("--keep", action="store_true", help="keep the traces afterwards")
     args = ap.parse_args(argv)
 
-    first, cached = compile_seconds()
-    print(f"cache model: first compile {first:.1f} s (empty numba cache), "
-          f"load from the cache {cached:.2f} s (fresh processes, import included)")
+    (first, first_cpu), (cached, cached_cpu) = compile_seconds()
+    print(f"cache model, fresh processes (imports included): first compile {first:.1f} s "
+          f"({first_cpu:.1f} s CPU) on an empty numba cache; then loaded from it in "
+          f"{cached:.2f} s ({cached_cpu:.2f} s CPU)")
 
     workdir = Path(tempfile.mkdtemp(prefix="memsim-bench-", dir=args.dir))
     try:
