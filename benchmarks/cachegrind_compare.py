@@ -24,7 +24,10 @@ instruction counts come from two valgrind tools (lackey, cachegrind) instrumenti
 same program. Whole programs are compared (start-up included; no region of interest).
 
 Prints one row per program: instructions and data references, then misses per level,
-cachegrind's, memsim's and their difference.
+cachegrind's, memsim's and their difference. ``--explain NAME`` then replays that
+program's lackey trace through cachegrind's own rules (cg_sim.c: an access that misses
+D1 refers to the LL with all of its lines, and the LL sees no writebacks), written out
+in Python here, to show that those rules account for the LL difference.
 """
 
 from __future__ import annotations
@@ -87,6 +90,58 @@ def memsim_caches(i1, d1, ll):
                         "llc": {**level(ll), "inclusive": False}})
 
 
+class LruCache:
+    """cachegrind's cache (cg_sim.c's rules, written out): sets of block numbers, most
+    recent first; an access that straddles two blocks refers to both and is one miss if
+    either misses."""
+
+    def __init__(self, geo):
+        size, self.ways, line = geo
+        self.bits = line.bit_length() - 1
+        self.mask = size // (self.ways * line) - 1
+        self.sets = [[] for _ in range(self.mask + 1)]
+
+    def _block(self, block: int) -> bool:
+        ways = self.sets[block & self.mask]
+        if block in ways:
+            ways.remove(block)
+            ways.insert(0, block)
+            return False
+        ways.insert(0, block)
+        del ways[self.ways:]
+        return True
+
+    def miss(self, addr: int, size: int) -> bool:
+        first, last = addr >> self.bits, (addr + max(size, 1) - 1) >> self.bits
+        missed = self._block(first)
+        if last != first:
+            missed = self._block(last) or missed
+        return missed
+
+
+def emulate_cachegrind(program: list[str], i1, d1, ll, workdir: Path) -> dict[str, int]:
+    """I1, D1 and LL misses of ``program``'s lackey trace under cachegrind's rules."""
+    from memsim.trace.instrchunk import IFETCH
+    from memsim.trace.instreader import open_instruction_trace
+
+    lackey = workdir / "lackey.out"
+    with open(lackey, "wb") as log:
+        subprocess.run(["valgrind", "--tool=lackey", "--trace-mem=yes", "--basic-counts=no",
+                        f"--log-fd={log.fileno()}", *program], pass_fds=(log.fileno(),),
+                       check=True)
+    caches = {"I1": LruCache(i1), "D1": LruCache(d1), "LL": LruCache(ll)}
+    misses = dict.fromkeys(caches, 0)
+    for chunk in open_instruction_trace(lackey, "lackey", ifetch=True).chunks():
+        for kind, addr, size in zip(chunk.kind.tolist(), chunk.addr.tolist(),
+                                    chunk.size.tolist(), strict=True):
+            first = "I1" if kind == IFETCH else "D1"
+            if caches[first].miss(addr, size):
+                misses[first] += 1
+                misses["LL"] += caches["LL"].miss(addr, size)
+    lackey.unlink()
+    return misses
+
+
 def diff(ours: int, theirs: int) -> str:
     if theirs == 0:
         return "n/a" if ours else "0"
@@ -103,6 +158,9 @@ def main(argv=None) -> None:
     ap.add_argument("--bin", default=None, help="where to build the kernels (default: a "
                                                 "temporary directory)")
     ap.add_argument("--markdown", default=None, help="also write the table to this file")
+    ap.add_argument("--explain", nargs="*", default=[], metavar="NAME",
+                    help="replay these programs' lackey traces through cachegrind's rules "
+                         "(slow: Python)")
     args = ap.parse_args(argv)
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
@@ -115,6 +173,7 @@ def main(argv=None) -> None:
               "| I1 misses: cachegrind / memsim | D1 misses: cachegrind / memsim (diff) | "
               "LL misses: cachegrind / memsim (diff) | LL wb fills (memsim) |")
     rows = [header, "|" + "---|" * 7]
+    notes = []
     try:
         for name in args.programs:
             program = [str(bindir / name), *PROGRAMS[name]]
@@ -135,11 +194,18 @@ def main(argv=None) -> None:
                 f"| {lv['llc']['writeback_allocations']:,} |")
             print(rows[-1], f"  (cachegrind {t1 - t0:.0f} s, memsim capture {t2 - t1:.0f} s)",
                   flush=True)
+            if name in args.explain:
+                rules = emulate_cachegrind(program, args.I1, args.D1, args.LL, workdir)
+                notes.append(f"{name}: lackey's trace under cachegrind's rules: I1 misses "
+                             f"{rules['I1']:,}, D1 misses {rules['D1']:,}, LL misses "
+                             f"{rules['LL']:,} (cachegrind: {cg['I1mr']:,}, {d1_cg:,}, "
+                             f"{ll_cg:,})")
+                print(notes[-1], flush=True)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     geo = (f"I1 {args.I1[0]} B {args.I1[1]}-way, D1 {args.D1[0]} B {args.D1[1]}-way, "
            f"LL {args.LL[0]} B {args.LL[1]}-way, {args.D1[2]} B lines")
-    table = "\n".join([geo, "", *rows])
+    table = "\n".join([geo, "", *rows, "", *notes])
     print()
     print(table)
     if args.markdown:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memsim import multicore
 from memsim.cache import load_caches
@@ -149,3 +151,24 @@ def test_filtering_a_memory_request_trace_says_what_it_is(tmp_path):
                   tmp_path / "o.trace")
     assert proc.returncode == 2
     assert "example_mix.trace: not an instruction-level trace" in proc.stderr
+
+
+@given(st.lists(st.integers(0, 50), max_size=60), st.lists(st.integers(1, 10), max_size=8))
+def test_gaps_place_every_request_at_or_after_its_instruction(steps, cuts):
+    # requests of instructions that never decrease, handed over in chunks of any size
+    inst = np.cumsum(np.asarray(steps, dtype=np.int64) * (np.arange(len(steps)) % 3 == 0))
+    placer = GapPlacer()
+    gaps, start = [], 0
+    for cut in cuts + [len(inst)]:
+        gaps.extend(placer.gaps(inst[start:start + cut]).tolist())
+        start += cut
+        if start >= len(inst):
+            break
+    position = np.cumsum(np.asarray(gaps, dtype=np.int64) + 1) - 1
+    assert len(gaps) == len(inst)
+    assert (np.asarray(gaps) >= 0).all()
+    assert (position >= inst).all()  # never before the instruction that made it
+    # and as early as that allows: at its instruction, or right after the one before
+    previous = np.concatenate(([-1], position[:-1]))
+    assert (position == np.maximum(inst, previous + 1)).all()
+    assert placer.last == (position[-1] if len(position) else -1)
