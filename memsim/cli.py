@@ -1,4 +1,4 @@
-"""Command line: ``memsim run / check / trace / workload / sweep / plot / config``.
+"""Command line: ``memsim run / check / trace / sweep / plot / config``.
 
 Every command exits 0 on success, 1 when a check finds violations, and 2 on bad input
 (config, trace, arguments), printing one ``memsim: error: ...`` line that names the
