@@ -192,7 +192,7 @@ def compare(a: dict, b: dict) -> int:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-o", "--out", help="write the fingerprints as JSON")
     ap.add_argument("--compare", nargs=2, metavar=("A", "B"))
     ap.add_argument("--summary-keys", nargs="*", default=None,

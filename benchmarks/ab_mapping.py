@@ -61,7 +61,7 @@ print(" ".join(f"{len(addr) / statistics.median(t):.0f}" for t in times), len(se
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("old", type=Path)
     ap.add_argument("new", type=Path)
     ap.add_argument("--processes", type=int, default=3)

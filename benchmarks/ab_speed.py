@@ -159,7 +159,7 @@ def end_to_end(old: Path, new: Path, trace: str, configs: list[str], processes: 
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("old", type=Path)
     ap.add_argument("new", type=Path)
     ap.add_argument("--processes", type=int, default=5)

@@ -115,16 +115,16 @@ def _requests(args, kind, write_ratio=0.0):
 def record(args, kind, out: Path) -> None:
     """The serial run's decisions, uncompiled (NUMBA_DISABLE_JIT set by the caller)."""
     import memsim.engine as eng
-    from memsim.engine import core
+    from memsim.engine import layout, schedule
     cfg, spec, w, d = _requests(args, kind)
     n = args.requests
     rows = []  # cycle, channel, issued, blocker, first admitted channel (-1: none)
-    serial = core._schedule_channel
+    serial = schedule.schedule_channel
     seen = {"idx": 0}
 
     def observed(P, T, S, X, ch, t, features):
         F = S.F
-        idx = F[core.F_IDX]
+        idx = F[layout.F_IDX]
         first = int(S.node_ch[d.bank[seen["idx"]]]) if idx > seen["idx"] else -1
         seen["idx"] = idx
         if idx >= n:
@@ -132,10 +132,10 @@ def record(args, kind, out: Path) -> None:
         else:
             hc = int(S.node_ch[d.bank[idx]])
             q = 1 if w[idx] else 0
-            cap = P[core.P_WQ_CAP] if q else P[core.P_RQ_CAP]
+            cap = P[layout.P_WQ_CAP] if q else P[layout.P_RQ_CAP]
             if S.q_len[q, hc] >= cap:
                 held = hc  # its queue is full
-            elif F[core.F_NREQ] >= F[core.F_NFREED]:
+            elif F[layout.F_NREQ] >= F[layout.F_NFREED]:
                 held = -1  # no outstanding slot
             else:
                 held = -2  # a slot this cycle's decisions freed: it enters next cycle
@@ -143,7 +143,7 @@ def record(args, kind, out: Path) -> None:
         rows.append((t, ch, nxt == t + 1, held, first))
         return nxt
 
-    core._schedule_channel = observed
+    schedule.schedule_channel = observed
     e = eng.Engine(cfg, spec, timed=False)
     e.feed(np.full(n, -1, np.int64), w, d.bank, d.row, d.column, final=True)
     np.save(out, np.array(rows, np.int64))

@@ -39,7 +39,7 @@ def device(row) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results", type=Path, help="the sweep's output directory")
     ap.add_argument("-o", "--out", type=Path, required=True, help="PNG to write")
     args = ap.parse_args(argv)

@@ -86,7 +86,7 @@ def plot(rows: dict, path) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-n", type=int, default=20000, help="requests per trace")
     ap.add_argument("--seeds", type=int, default=16, help="random traces per kind")
     ap.add_argument("--preset", default="ddr5_4800b_x8_1dimm")

@@ -122,7 +122,7 @@ def _print(o, metrics, title):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-n", type=int, default=20000, help="requests per trace")
     ap.add_argument("-o", "--out", default="results/ecc-bench", help="results directory")
     ap.add_argument("--jobs", type=int, default=None, help="worker processes")

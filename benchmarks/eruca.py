@@ -348,7 +348,7 @@ def row_path_breakdown(n: int) -> str:
 def _breakdown_worker(n: int) -> None:
     import collections
 
-    from memsim.engine import core
+    from memsim.engine import layout
     from memsim.engine import subbank as sb
     from memsim.sim import run_arrays
     from memsim.trace import generate
@@ -358,7 +358,7 @@ def _breakdown_worker(n: int) -> None:
     step = sb.schedule_channel
 
     def classify(P, T, S, X, ch, t, features):
-        Z = X[core.X_SUBBANK]
+        Z = X[layout.X_SUBBANK]
         if t != last[0]:
             last[0] = t
             q = S.wmode[ch]
@@ -374,7 +374,7 @@ def _breakdown_worker(n: int) -> None:
                     why = ("activated request not served" if S.owner_id[s] >= 0
                            else "queued hits" if S.hits_pending[q, s] > 0
                            else "precharge timing (tRAS, tRTP, tWR)"
-                           if sb.ready(S, Z, core.PRE, s) > t
+                           if sb.ready(S, Z, layout.PRE, s) > t
                            else "precharge ready, not issued")
                 seen[why] += 1
         return step(P, T, S, X, ch, t, features)
@@ -406,7 +406,7 @@ def _breakdown_worker(n: int) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-o", "--out", type=Path, default=Path("results/eruca"))
     ap.add_argument("-n", type=int, default=20000, help="requests per trace")
     ap.add_argument("--jobs", type=int, default=2)

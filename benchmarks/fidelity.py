@@ -544,7 +544,7 @@ def print_table(rows: list[list[str]], out=sys.stdout) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-n", type=int, default=50_000,
                     help="requests per trace (idle cases: at most 2,000)")
     ap.add_argument("--csv", metavar="OUT", help="also save the table as CSV")

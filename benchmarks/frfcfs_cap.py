@@ -94,7 +94,7 @@ def run(scheduler: str, cap: int | None, out: Path) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-o", "--out", default=str(ROOT / "results" / "frfcfs-cap"))
     args = ap.parse_args(argv)
     out = Path(args.out)

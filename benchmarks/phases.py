@@ -145,7 +145,7 @@ def one_run(tree: Path, trace: str, preset: str, out: Path) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("trace")
     ap.add_argument("trees", nargs="+", type=Path)
     ap.add_argument("-c", "--config", default="ddr4_2400_x8_1ch1r")

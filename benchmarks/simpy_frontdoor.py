@@ -44,7 +44,7 @@ def run(n: int, outstanding: int, config=None, seed: int = 1) -> dict:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-n", type=int, default=200_000, help="requests per run")
     ap.add_argument("--outstanding", type=int, nargs="+", default=[1, 64])
     ap.add_argument("--config", default=None)

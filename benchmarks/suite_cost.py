@@ -69,7 +69,7 @@ def cpu():
 import numpy as np
 from numba.core import event
 from memsim import multicore, sim
-from memsim.engine import core
+from memsim.engine import layout, loop
 
 llvm = [0.0]
 class LLVMTimer(event.Listener):
@@ -95,7 +95,7 @@ def cores(preset):
 c0 = cpu()
 eval(sys.argv[1])
 compile_cpu = cpu() - c0
-variants = sorted(k for k, v in core._LOOPS.items()
+variants = sorted(k for k, v in loop._LOOPS.items()
                   if getattr(v, "stats", None) and v.stats.cache_misses)
 print(json.dumps({"compile_cpu": compile_cpu, "llvm": llvm[0], "compiled": variants}))
 '''
@@ -179,7 +179,7 @@ def report_tests(where: Path) -> int:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("tree", nargs="?", default=str(ROOT))
     ap.add_argument("--variants", default=",".join(VARIANTS),
                     help=f"comma-separated, of: {', '.join(VARIANTS)}")

@@ -5,7 +5,7 @@
     python benchmarks/suite_cost.py --tests /tmp/variants
 
 Every process of the session (the xdist workers) records, per test, the loop variants
-its engines used (the feature bits ``memsim.engine.core.loop`` was asked for) and the
+its engines used (the feature bits ``memsim.engine.loop.loop`` was asked for) and the
 variants it compiled rather than loaded from numba's cache (``Engine.warm_up``, with
 the CPU seconds it took), and writes them to ``SUITE_COST_DIR/<worker>.json`` when
 its session ends. Subprocesses the tests start are not seen. Nothing of memsim's
@@ -36,7 +36,7 @@ def _misses(features: int) -> int:
     return sum(stats.cache_misses.values()) if stats is not None else 0
 
 
-def _recording_loop(features: int = 0):  # (0: memsim.engine.core.F_NONE)
+def _recording_loop(features: int = 0):  # (0: memsim.engine.layout.F_NONE)
     if _current["test"] is not None:
         _used.setdefault(_current["test"], set()).add(int(features))
     return _original["loop"](features)
@@ -62,10 +62,10 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 def pytest_configure(config):
-    from memsim.engine import Engine, core
+    from memsim.engine import Engine, loop
 
-    _original.update(loop=core.loop, warm_up=Engine.warm_up)
-    core.loop = _recording_loop
+    _original.update(loop=loop.loop, warm_up=Engine.warm_up)
+    loop.loop = _recording_loop
     Engine.warm_up = _recording_warm_up
 
 

@@ -44,7 +44,7 @@ def traces(n: int, seed: int = 1):
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-n", type=int, default=1_000_000, help="requests per trace")
     ap.add_argument("--config", default=None, help="preset or YAML (default preset)")
     ap.add_argument("-p", "--param", action="append", default=[], metavar="KEY=VALUE",

@@ -37,7 +37,7 @@ def rate(count: float, seconds: float) -> str:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-n", type=int, default=10_000_000, help="requests (lines) in the trace")
     ap.add_argument("--config", default=None, help="preset or YAML (default preset)")
     ap.add_argument("--seed", type=int, default=1)

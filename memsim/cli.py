@@ -1,4 +1,9 @@
-"""Command line: ``memsim run / check / trace / sweep / plot / config``.
+"""Command line: ``memsim run / check / trace / sweep / compare / plot / config``.
+
+``memsim`` replays traces through DDR4 or DDR5 memory systems (with sub-banks, near-data
+accelerators, ECC schemes or closed-loop cores), checks command logs against the
+standard's rules, makes and inspects traces, runs parameter sweeps and draws them, and
+lists the presets and config keys.
 
 Every command exits 0 on success, 1 when a check finds violations, and 2 on bad input
 (config, trace, arguments), printing one ``memsim: error: ...`` line that names the
@@ -43,9 +48,13 @@ def build_parser(run_only: bool = False) -> argparse.ArgumentParser:
     ``memsim run ...`` parses), without importing the modules of the other commands
     (plot, sweep, compare, trace: 0.04 s of the command's start-up)."""
     parser = argparse.ArgumentParser(
-        prog="memsim", description="Trace-driven, cycle-exact DDR4 memory-system simulator.",
-        epilog=f"Model reference (DDR4 rules and their sources, every metric's definition, "
-               f"the mechanisms): {reference('README.md')}")
+        prog="memsim",
+        description="Trace-driven, cycle-exact DRAM memory-system simulator: DDR4 and DDR5 "
+                    "channels, ranks and banks behind a memory controller, with sub-banks "
+                    "(SALP, MASA, ERUCA), near-data accelerators, ECC schemes, closed-loop "
+                    "cores and a SimPy front door.",
+        epilog=f"Model reference (the DDR4 and DDR5 rules and their sources, every metric's "
+               f"definition, the mechanisms, the trace formats): {reference('README.md')}")
     parser.add_argument("--version", action="version", version=f"memsim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -98,12 +107,41 @@ def build_parser(run_only: bool = False) -> argparse.ArgumentParser:
                             f"(default {SHOW_VIOLATIONS})")
     check.set_defaults(func=cmd_check)
 
-    cfg = sub.add_parser("config", help="list presets or show a resolved config")
+    cfg = sub.add_parser("config", help="list presets and config keys, or show a resolved "
+                                        "config")
     cfg_sub = cfg.add_subparsers(dest="config_command", metavar="COMMAND", required=True)
     cfg_sub.add_parser("list", help="list the presets").set_defaults(func=cmd_config_list)
     show = cfg_sub.add_parser("show", help="print the fully resolved config as YAML")
     _add_config_args(show)
     show.set_defaults(func=cmd_config_show)
+    keys = cfg_sub.add_parser("keys", help="list every config key: type, default, allowed "
+                                           "values, unit, what uses it, help",
+                              description="Every config key (set one with -p KEY=VALUE or "
+                                          "in a YAML config's section), with its type, "
+                                          "default, allowed values or range, unit, the "
+                                          "standards, mechanisms or front ends that use it, "
+                                          "and what it does.")
+    keys.add_argument("--format", choices=("text", "markdown"), default="text",
+                      help="text: a table for the terminal (default); markdown: a Markdown "
+                           "table")
+    keys.set_defaults(func=cmd_config_keys)
+
+    warm = sub.add_parser(
+        "warm", help="compile the engine's loop variants ahead of time",
+        description="Compile the loop variant(s) a config needs, or with --all every "
+                    "variant, into numba's disk cache, so that later runs start at once "
+                    "(a cluster image or a CI job runs this once). Variants compile in "
+                    "parallel processes, each with a progress bar on a terminal. With "
+                    "NUMBA_CACHE_DIR set, the cache goes there (a directory a cluster's "
+                    "workers share).")
+    _add_config_args(warm)
+    warm.add_argument("--all", action="store_true",
+                      help="every variant: plain, ecc, subbanks, nda, cores, refsb")
+    warm.add_argument("-j", "--jobs", type=_positive, default=None, metavar="N",
+                      help="compile at most N variants at once (default: the CPU count)")
+    warm.add_argument("--quiet", "-q", action="store_true",
+                      help="print nothing but errors")
+    warm.set_defaults(func=cmd_warm)
 
     if run_only:
         return parser
@@ -191,8 +229,8 @@ def cmd_run(args) -> int:
             if args.csv:
                 result.write_csv(args.csv)
         else:
-            print("memsim: result files not written: the command log breaks DDR4 rules",
-                  file=sys.stderr)
+            print(f"memsim: result files not written: the command log breaks "
+                  f"{cfg.dram.standard} rules", file=sys.stderr)
         return status
     finally:
         if tmpdir is not None:
@@ -260,6 +298,113 @@ def cmd_config_list(args) -> int:
     for name in config_mod.list_presets():
         print(name)
     return 0
+
+
+def _positive(text: str) -> int:
+    value = _non_negative(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def cmd_warm(args) -> int:
+    from memsim import compiling, warm
+
+    if args.all and (args.config or args.param):
+        raise config_mod.ConfigError("memsim warm: --all compiles every variant; give it "
+                                     "without --config / -p")
+    if args.all:
+        names = list(compiling.VARIANTS)
+    else:
+        cfg = config_mod.load(args.config, args.param)
+        names = [compiling.variant_name(f) for f in warm.needed(cfg)]
+        unknown = [n for n in names if n not in compiling.VARIANTS]
+        if unknown:  # (a combination no preset selects: compiled here, in this process)
+            return _warm_here(cfg, quiet=args.quiet)
+    jobs = args.jobs or os.cpu_count() or 1
+    results = warm.warm(names, jobs, progress=not args.quiet and sys.stderr.isatty())
+    if not args.quiet:
+        for r in results:
+            how = "compiled" if r["compiled"] else "already in the cache"
+            print(f"{r['variant']:<9} {how:<21} {r['wall_s']:7.1f} s wall "
+                  f"{r['cpu_s']:7.1f} s CPU")
+    return 0
+
+
+def _warm_here(cfg, quiet: bool) -> int:
+    from memsim import compiling
+    from memsim.dram import spec as spec_mod
+    from memsim.engine import Engine
+
+    engine = Engine(cfg, spec_mod.build(cfg), timed=True)
+    took, compiled = compiling.warm_up(engine, notify=not quiet)
+    if not quiet:
+        print(f"{compiling.variant_name(engine.features):<9} "
+              f"{'compiled' if compiled else 'already in the cache':<21} {took:7.1f} s wall")
+    return 0
+
+
+def cmd_config_keys(args) -> int:
+    keys = config_mod.describe_keys()
+    print(keys_markdown(keys) if args.format == "markdown" else keys_table(keys), end="")
+    return 0
+
+
+def shown_default(value) -> str:
+    """A key's default as YAML writes it: true / false, null, {} ..."""
+    if value is None:
+        return "null"
+    if value == "":
+        return '""'
+    return yaml.safe_dump(value, default_flow_style=True).removesuffix("\n...\n").strip()
+
+
+# Columns of `memsim config keys`: (heading, KeyInfo field, width or None to fit);
+# the help and the users go on indented lines below each key.
+_KEY_COLUMNS = (("KEY", "key", None), ("TYPE", "type", None), ("DEFAULT", "default", None),
+                ("UNIT", "unit", None), ("ALLOWED", "allowed", 30))
+
+
+def keys_table(keys) -> str:
+    """Config keys (describe_keys()) as a plain-text table, one row per key (long cells
+    wrapped within their column) and its help indented below."""
+    import textwrap
+
+    def cell(k, attr):
+        value = getattr(k, attr)
+        return shown_default(value) if attr == "default" else str(value)
+
+    widths = [w or max(len(head), *(len(cell(k, attr)) for k in keys))
+              for head, attr, w in _KEY_COLUMNS]
+    lines = ["  ".join(h.ljust(w) for (h, _, _), w in zip(_KEY_COLUMNS, widths,
+                                                              strict=True)).rstrip()]
+    section = None
+    for k in keys:
+        if k.key.split(".")[0] != section and "." in k.key:
+            section = k.key.split(".")[0]
+            lines.append(f"\n[{section}]")
+        cells = [textwrap.wrap(cell(k, attr), w, break_on_hyphens=False) or [""]
+                 for (_, attr, _), w in zip(_KEY_COLUMNS, widths, strict=True)]
+        for row in range(max(map(len, cells))):
+            parts = [(c[row] if row < len(c) else "").ljust(w)
+                     for c, w in zip(cells, widths, strict=True)]
+            lines.append("  ".join(parts).rstrip())
+        lines.extend(textwrap.wrap(f"{k.help}. Used by: {k.used_by}", 96,
+                                   initial_indent="    ", subsequent_indent="    "))
+    return "\n".join(lines) + "\n"
+
+
+def keys_markdown(keys) -> str:
+    """Config keys (describe_keys()) as a Markdown table."""
+    def md(text: str) -> str:
+        return str(text).replace("|", "\\|").replace("\n", " ")
+
+    rows = ["| key | type | default | allowed | unit | used by | help |",
+            "|---|---|---|---|---|---|---|"]
+    for k in keys:
+        rows.append(f"| `{k.key}` | {md(k.type)} | `{md(shown_default(k.default))}` | "
+                    f"{md(k.allowed)} | {md(k.unit)} | {md(k.used_by)} | {md(k.help)} |")
+    return "\n".join(rows) + "\n"
 
 
 def cmd_config_show(args) -> int:

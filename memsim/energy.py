@@ -45,7 +45,7 @@ import numpy as np
 
 from memsim.dram.spec import RD, WR
 from memsim.dram.standards import STANDARDS
-from memsim.engine import core
+from memsim.engine import layout
 
 PARTS = ("act", "pre", "read", "write", "refresh", "background")
 
@@ -108,13 +108,13 @@ class EnergyModel:
         """Energy by part (nJ), one value per rank, from the engine's rank statistics
         (``Engine.rank_activity()``) of a run of ``cycles`` DRAM cycles."""
         rs = rank_stats.astype(np.float64)
-        active = rs[:, core.RS_ACTIVE]
+        active = rs[:, layout.RS_ACTIVE]
         parts = {
-            "act": rs[:, core.RS_ACT] * self.act_pj,
-            "pre": rs[:, core.RS_PRE] * self.pre_pj,
-            "read": rs[:, core.RS_RD] * self.read_pj,
-            "write": rs[:, core.RS_WR] * self.write_pj,
-            "refresh": rs[:, core.RS_REF] * self.refresh_pj,
+            "act": rs[:, layout.RS_ACT] * self.act_pj,
+            "pre": rs[:, layout.RS_PRE] * self.pre_pj,
+            "read": rs[:, layout.RS_RD] * self.read_pj,
+            "write": rs[:, layout.RS_WR] * self.write_pj,
+            "refresh": rs[:, layout.RS_REF] * self.refresh_pj,
             "background": (active * self.active_standby_pj_per_cycle
                            + (cycles - active) * self.precharged_standby_pj_per_cycle),
         }
@@ -131,7 +131,7 @@ def summarize(spec, rank_stats: np.ndarray, cycles: int, requests: int) -> dict:
     model = EnergyModel.build(spec)
     per_rank = model.per_rank_nj(rank_stats, cycles)
     rank_total = sum(per_rank[k] for k in PARTS)
-    rank_bits = (rank_stats[:, core.RS_RD] + rank_stats[:, core.RS_WR]) * spec.burst_bytes * 8
+    rank_bits = (rank_stats[:, layout.RS_RD] + rank_stats[:, layout.RS_WR]) * spec.burst_bytes * 8
     total = {k: float(v.sum()) for k, v in per_rank.items()}
     total["total"] = float(rank_total.sum())
     sim_ns = cycles * spec.tck_ns

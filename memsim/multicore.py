@@ -13,7 +13,8 @@ What a core's trace says: the number of non-memory instructions before each acce
 (the *gap*): Ramulator 2's and USIMM's bubble counts, the native format's optional last
 field. A trace without gaps that is timed (DRAMsim3, binary) takes ``gap = cycle -
 previous cycle - 1`` (at least 0; the inverse of how bubble counts become cycles), an
-untimed one gap 0.
+untimed one gap 0. A trace's clock (``frontend.trace_clock``, its ``# clock:`` header:
+memsim.trace.clock) plays no part here: gaps count instructions, on the cores' clock.
 """
 
 from __future__ import annotations
@@ -31,10 +32,9 @@ import numpy as np
 from memsim import __version__
 from memsim import config as config_mod
 from memsim.dram import spec as spec_mod
-from memsim.engine import CoreSetup, Engine
-from memsim.engine import core as core_mod
+from memsim.engine import CoreSetup, Engine, layout
 from memsim.engine import cores as cores_mod
-from memsim.engine.core import X_CORES
+from memsim.engine.layout import X_CORES
 from memsim.mapping import AddressMapping
 from memsim.results import Result, percentile
 from memsim.trace import TraceError, open_trace
@@ -156,7 +156,8 @@ def simulate(cfg, traces: list[CoreTrace], *, tick: bool = False, cmd_log=None,
     """Run the cores on their (translated) traces; the Result's ``cores`` section has
     the per-core figures (no speedups: see :func:`with_alone`)."""
     from memsim.cmdlog import CommandLogWriter, columns_for
-    from memsim.sim import _subbank_stats, warm_up
+    from memsim.compiling import warm_up
+    from memsim.sim import _subbank_stats
 
     spec = spec_mod.build(cfg)
     mapping = AddressMapping.from_config(cfg, spec)
@@ -189,11 +190,11 @@ def simulate(cfg, traces: list[CoreTrace], *, tick: bool = False, cmd_log=None,
 
 
 def _nda_counters(engine):
-    if not engine.features & core_mod.F_NDA:
+    if not engine.features & layout.F_NDA:
         return None
     from memsim import nda
 
-    return nda.counters(engine.X[core_mod.X_NDA])
+    return nda.counters(engine.X[layout.X_NDA])
 
 
 def _per_core(cfg, spec, traces: list[CoreTrace], C) -> dict:

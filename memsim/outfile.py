@@ -1,7 +1,7 @@
 """Output files written whole or not at all, to the place the user meant.
 
 Every file memsim writes (results, command logs, traces, figures, sweep tables) goes
-through :class:`OutputFile`:
+through :class:`OutputFile` (whole files: :func:`atomic_write`):
 
 * A regular file (or a new name) is written under a temporary name in the same
   directory and renamed over the target on :meth:`~OutputFile.commit`, so a crash or
@@ -151,10 +151,19 @@ def writing(path) -> Iterator[BinaryIO]:
         yield out.file
 
 
-def write_bytes(path, data: bytes) -> None:
+def atomic_write(path, data: str | bytes) -> None:
+    """Write ``data`` (text is UTF-8 encoded) to ``path`` whole or not at all: the one
+    writer of every memsim output file (see the module docstring for symbolic links,
+    devices, FIFOs, missing directories and permissions)."""
     with writing(path) as f:
-        f.write(data)
+        f.write(data.encode() if isinstance(data, str) else data)
+
+
+def write_bytes(path, data: bytes) -> None:
+    """:func:`atomic_write` of bytes."""
+    atomic_write(path, data)
 
 
 def write_text(path, text: str) -> None:
-    write_bytes(path, text.encode())
+    """:func:`atomic_write` of text."""
+    atomic_write(path, text)

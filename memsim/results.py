@@ -20,8 +20,8 @@ import numpy as np
 from memsim import __version__, energy
 from memsim import nda as nda_mod
 from memsim.dram.spec import COMMANDS
-from memsim.engine import core
-from memsim.outfile import write_text
+from memsim.engine import layout
+from memsim.outfile import atomic_write
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 PERCENTILES = (50, 95, 99)
 # Columns of Result.bank_stats: the two request counts, then the engine's per-bank
-# statistics in its order (core.BS_HITS, BS_MISSES, BS_CONFLICTS, BS_ACTS).
+# statistics in its order (layout.BS_HITS, BS_MISSES, BS_CONFLICTS, BS_ACTS).
 BANK_COLUMNS = ("reads", "writes", "hits", "misses", "conflicts", "activates")
 # Summary keys that measure the host, not the simulated system (they differ between
 # otherwise identical runs).
@@ -41,10 +41,10 @@ HOST_METRICS = ("wall_seconds", "requests_per_second", "jit_seconds", "jit_compi
 def hist_values() -> np.ndarray:
     """Latency (cycles) that each histogram bucket stands for: exact below
     ``HIST_LINEAR`` cycles, the bucket's lower bound above (0.4% resolution)."""
-    idx = np.arange(core.HIST_SIZE, dtype=np.int64)
+    idx = np.arange(layout.HIST_SIZE, dtype=np.int64)
     values = idx.copy()
-    hi = idx >= core.HIST_LINEAR
-    k = idx[hi] - core.HIST_LINEAR
+    hi = idx >= layout.HIST_LINEAR
+    k = idx[hi] - layout.HIST_LINEAR
     e = 16 + k // 256
     values[hi] = (256 + k % 256) << (e - 8)
     return values
@@ -54,10 +54,10 @@ def hist_widths() -> np.ndarray:
     """Latencies (cycles) each histogram bucket holds: 1 below ``HIST_LINEAR``, then
     1/256 of the power of two the bucket lies in (256 cycles from 65,536, 512 from
     131,072, ...)."""
-    idx = np.arange(core.HIST_SIZE, dtype=np.int64)
-    widths = np.ones(core.HIST_SIZE, np.int64)
-    hi = idx >= core.HIST_LINEAR
-    widths[hi] = 1 << (16 + (idx[hi] - core.HIST_LINEAR) // 256 - 8)
+    idx = np.arange(layout.HIST_SIZE, dtype=np.int64)
+    widths = np.ones(layout.HIST_SIZE, np.int64)
+    hi = idx >= layout.HIST_LINEAR
+    widths[hi] = 1 << (16 + (idx[hi] - layout.HIST_LINEAR) // 256 - 8)
     return widths
 
 
@@ -80,7 +80,7 @@ def _percentile(hist: np.ndarray, p: float, max_value: int | None = None) -> int
     rank = max(1, math.ceil(p * total / 100))
     i = int(np.searchsorted(cum, rank))
     lo = int(_HIST_VALUES[i])
-    if i < core.HIST_LINEAR:
+    if i < layout.HIST_LINEAR:
         return lo
     hi = lo + int(_HIST_WIDTHS[i])
     if max_value is not None:
@@ -96,12 +96,17 @@ percentile = _percentile
 
 @dataclass
 class Result:
+    """The outcome of a run: ``summary()`` (every metric, with units in the names),
+    ``table()`` for the terminal, ``to_frame()``, ``per_bank()`` and ``per_rank()`` as
+    pandas DataFrames, ``write_json`` / ``write_csv``; the resolved config, the trace's
+    identity and the memsim version travel with it."""
+
     config: dict
     spec: object  # memsim.dram.spec.DeviceSpec
     counters: np.ndarray
     hist: np.ndarray  # (2, HIST_SIZE): read, write latency histograms in cycles
     bank_stats: np.ndarray  # (banks, len(BANK_COLUMNS))
-    rank_stats: np.ndarray  # (ranks, core.RS_LEN): Engine.rank_activity()
+    rank_stats: np.ndarray  # (ranks, layout.RS_LEN): Engine.rank_activity()
     cycles: int
     wall_seconds: float  # simulation only
     trace: dict = field(default_factory=dict)  # path, format, bytes, bad_lines, ...
@@ -136,11 +141,11 @@ class Result:
     # ------------------------------------------------------------------ metrics
     @property
     def reads(self) -> int:
-        return int(self.counters[core.C_READS])
+        return int(self.counters[layout.C_READS])
 
     @property
     def writes(self) -> int:
-        return int(self.counters[core.C_WRITES])
+        return int(self.counters[layout.C_WRITES])
 
     def latency_histogram(self, kind: str = "read") -> dict[int, int]:
         """Latency histogram as {latency in cycles: count}, non-empty buckets only."""
@@ -233,7 +238,7 @@ class Result:
             cols[name] = per_rank[:, j]
         served = cols["hits"] + cols["misses"] + cols["conflicts"]
         cols["hit_rate"] = np.divide(cols["hits"], served, out=np.zeros(n), where=served > 0)
-        cols["active_cycles"] = self.rank_stats[:, core.RS_ACTIVE]
+        cols["active_cycles"] = self.rank_stats[:, layout.RS_ACTIVE]
         ranks = self._energy()["per_rank"]
         for k in ranks[0] if ranks else ():
             name = "energy_pj_per_moved_bit" if k == "pj_per_moved_bit" else f"energy_nj_{k}"
@@ -263,11 +268,11 @@ class Result:
         if self.time_scale == 1:
             return energy.summarize(self.spec, self.rank_stats, self.cycles, requests)
         rank_stats = self.rank_stats.astype(np.float64)
-        rank_stats[:, core.RS_ACTIVE] /= self.time_scale
+        rank_stats[:, layout.RS_ACTIVE] /= self.time_scale
         return energy.summarize(self.spec, rank_stats, self._cycles(self.cycles), requests)
 
     def _latency(self, q: int) -> dict:
-        n = int(self.counters[core.C_READS + q])
+        n = int(self.counters[layout.C_READS + q])
         tck = self.spec.tck_ns
         if n == 0:
             nan = float("nan")
@@ -277,19 +282,19 @@ class Result:
         # (a packetized NDA interface adds its hop to every host request: as front-end
         # wait, the time before the module-side scheduler sees the request)
         off = self.latency_offset_cycles
-        cyc = {"mean": int(self.counters[core.C_LAT_SUM_R + q]) / n + off}
+        cyc = {"mean": int(self.counters[layout.C_LAT_SUM_R + q]) / n + off}
         for p in PERCENTILES:
             cyc[f"p{p}"] = _percentile(self.hist[q], p,
-                                       int(self.counters[core.C_LAT_MAX_R + q])) + off
-        cyc["max"] = int(self.counters[core.C_LAT_MAX_R + q]) + off
+                                       int(self.counters[layout.C_LAT_MAX_R + q])) + off
+        cyc["max"] = int(self.counters[layout.C_LAT_MAX_R + q]) + off
         # latency counts from the request's arrival (its trace timestamp when timed):
         # waiting for room in a full controller queue (front-end wait), then in the
         # queue until the first command issued for it (queueing), then the rest (service)
-        to_first = int(self.counters[core.C_QUEUE_SUM_R + q]) + n * off
-        frontend = int(self.counters[core.C_FE_SUM_R + q]) + n * off
+        to_first = int(self.counters[layout.C_QUEUE_SUM_R + q]) + n * off
+        frontend = int(self.counters[layout.C_FE_SUM_R + q]) + n * off
         cyc["frontend_wait_mean"] = frontend / n
         cyc["queueing_mean"] = (to_first - frontend) / n
-        cyc["service_mean"] = (int(self.counters[core.C_LAT_SUM_R + q]) + n * off
+        cyc["service_mean"] = (int(self.counters[layout.C_LAT_SUM_R + q]) + n * off
                                - to_first) / n
         if self.time_scale != 1:
             cyc = {k: self._cycles(v) for k, v in cyc.items()}
@@ -306,11 +311,11 @@ class Result:
             # the data the requests asked for (a lockstep access moves twice that)
             bw[key] = n * spec.request_bytes / sim_ns if sim_ns else 0.0
         bw["peak"] = spec.peak_bandwidth_gbps
-        hits, misses, conflicts = (int(c[core.C_HIT]), int(c[core.C_MISS]),
-                                   int(c[core.C_CONFLICT]))
+        hits, misses, conflicts = (int(c[layout.C_HIT]), int(c[layout.C_MISS]),
+                                   int(c[layout.C_CONFLICT]))
         served = hits + misses + conflicts
         lat_r, lat_w = self._latency(0), self._latency(1)
-        commands = {name: int(c[core.C_CMD + i]) for i, name in enumerate(COMMANDS)}
+        commands = {name: int(c[layout.C_CMD + i]) for i, name in enumerate(COMMANDS)}
         sub = None
         if self.subbank is not None:
             sub = self._subbank_summary()
@@ -329,16 +334,16 @@ class Result:
             "latency_cycles": {"read": lat_r["cycles"], "write": lat_w["cycles"]},
             "row_buffer": {"hits": hits, "misses": misses, "conflicts": conflicts,
                            "hit_rate": hits / served if served else 0.0,
-                           "refresh_reopens": int(c[core.C_REF_REOPEN])},
+                           "refresh_reopens": int(c[layout.C_REF_REOPEN])},
             "turnaround": {
                 name: {"count": int(c[k]), "idle_cycles": self._cycles(int(c[k + 1])),
                        "idle_ns": round(self._cycles(int(c[k + 1])) * spec.tck_ns, 4)}
-                for name, k in (("read_to_write", core.C_R2W), ("write_to_read", core.C_W2R),
-                                ("rank_switch", core.C_RSW))
+                for name, k in (("read_to_write", layout.C_R2W), ("write_to_read", layout.C_W2R),
+                                ("rank_switch", layout.C_RSW))
             },
             "commands": commands,
             "refresh": self._refresh_summary(commands["REF"]),
-            "bus_utilization": (int(c[core.C_BUSY]) / (self.cycles * spec.channels)
+            "bus_utilization": (int(c[layout.C_BUSY]) / (self.cycles * spec.channels)
                                 if self.cycles else 0.0),
             "energy_nj": e["energy_nj"],
             "power_mw": e["power_mw"],
@@ -640,9 +645,3 @@ def _jsonable(x):
     if isinstance(x, float) and x != x:
         return None  # NaN is not JSON
     return x
-
-
-def atomic_write(path, text: str) -> None:
-    """Write a whole file or nothing (see :mod:`memsim.outfile`: symlinks are followed,
-    devices and FIFOs written through, the umask respected)."""
-    write_text(path, text)

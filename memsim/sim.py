@@ -1,20 +1,21 @@
 """Run a simulation: config + trace -> :class:`~memsim.results.Result`.
 
-This is the data flow of DESIGN.md in one place: resolve the config, build the device
-spec and address mapping, stream the trace in chunks, decode addresses, feed the
-engine, and collect the result. ``run`` takes a trace file; ``run_arrays`` takes
-requests already in memory (tests, benchmarks, SimPy front doors).
+This is the data flow in one place: resolve the config (DDR4 or DDR5, with its
+mechanisms: sub-banks, near-data accelerators, ECC), build the device spec and address
+mapping, stream the trace in chunks, turn its timestamps into DRAM cycles (the trace's
+clock: memsim.trace.clock), decode addresses, feed the engine, and collect the result.
+``run`` takes a trace file; ``run_arrays`` takes requests already in memory (tests,
+benchmarks). Closed-loop cores are memsim.multicore, SimPy processes memsim.simpy.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import sys
-import threading
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import closing, contextmanager
+from collections.abc import Iterable
+from contextlib import closing
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -23,15 +24,17 @@ from memsim import config as config_mod
 from memsim import nda as nda_mod
 from memsim.cmdlog import HEADER as LOG_HEADER  # noqa: F401 - re-exported
 from memsim.cmdlog import CommandLogWriter, columns_for
+from memsim.compiling import warm_up
+from memsim.dram import device as device_mod
 from memsim.dram import spec as spec_mod
 from memsim.ecc import Expander
-from memsim.engine import Engine
-from memsim.engine import core as engine_core
+from memsim.engine import Engine, layout
 from memsim.mapping import AddressMapping
 from memsim.progress import progress_bar
 from memsim.readahead import read_ahead
 from memsim.results import Result
 from memsim.trace import TraceChunk, TraceError, open_trace
+from memsim.trace import clock as clock_mod
 from memsim.trace.files import spooled
 
 # Importing this module must stay cheap: no pandas, pyarrow, matplotlib or dask here
@@ -61,15 +64,6 @@ def _resolve_mode(cfg, trace_timed: bool) -> bool:
     return mode == "timestamped"
 
 
-# Shown on stderr when the engine is being compiled (a fresh checkout or a changed
-# engine): the one time memsim is slow to start. Measured on an idle 2-core machine:
-# 33 s for plain DDR4, up to 105 s for a mechanism's variant (sub-banks); two to three times
-# that on a busy one.
-COMPILE_NOTICE = ("memsim: compiling the engine once, 30 s to 2 minutes (longer on a busy "
-                  "machine); later runs reuse it")
-# Loading the cached engine takes ~0.35 s; a warm-up still running after this long is
-# a compilation (used when numba's cache index cannot be inspected).
-NOTICE_AFTER_SECONDS = 5.0
 # Progress bars appear only on runs that last longer than this (and only on a terminal).
 PROGRESS_DELAY_SECONDS = 2.0
 # Requests per chunk fed to the engine: the trace is read, checked, decoded and fed this
@@ -78,72 +72,6 @@ PROGRESS_DELAY_SECONDS = 2.0
 # 2M-request run's 322 MB peak). Larger chunks save nothing: the engine costs
 # microseconds a call. Results do not depend on it (tests/test_trace_sim.py).
 CHUNK_REQUESTS = 1 << 16
-
-
-def _engine_dispatcher(features: int = 0):
-    from memsim.engine import core
-
-    return core.loop(features)
-
-
-def _engine_compile_count(features: int = 0) -> int:
-    """How many times numba compiled the engine in this process (0 under
-    NUMBA_DISABLE_JIT)."""
-    stats = getattr(_engine_dispatcher(features), "stats", None)
-    return sum(stats.cache_misses.values()) if stats is not None else 0
-
-
-def _engine_needs_compiling(features: int = 0) -> bool | None:
-    """True if the engine is neither loaded nor in numba's disk cache, False if it is
-    loaded, None if unsure (numba's cache index looked at best-effort)."""
-    dispatcher = _engine_dispatcher(features)
-    if not hasattr(dispatcher, "signatures"):
-        return False  # NUMBA_DISABLE_JIT: plain Python
-    if dispatcher.signatures:
-        return False
-    try:
-        index = dispatcher._cache._cache_file._index_path
-    except AttributeError:
-        return None
-    return True if not os.path.exists(index) else None
-
-
-def warm_up(engine, notify: bool) -> tuple[float, bool]:
-    """Compile the engine's loop variant or load it from numba's cache, with the compile
-    notice: (seconds it took, whether it was a compilation)."""
-    t = time.perf_counter()
-    compiles = _engine_compile_count(engine.features)
-    with _compile_notice(notify, engine.features):
-        engine.warm_up()
-    return time.perf_counter() - t, _engine_compile_count(engine.features) > compiles
-
-
-@contextmanager
-def _compile_notice(enabled: bool, features: int = 0) -> Iterator[None]:
-    """Print COMPILE_NOTICE to stderr if the engine is (probably) being compiled: at once
-    when numba has no cached engine, else once warm-up has taken NOTICE_AFTER_SECONDS."""
-    if not enabled:
-        yield
-        return
-    needs = _engine_needs_compiling(features)
-    if needs is False:
-        yield
-        return
-
-    def notice() -> None:
-        print(COMPILE_NOTICE, file=sys.stderr, flush=True)
-
-    if needs:
-        notice()
-        yield
-        return
-    timer = threading.Timer(NOTICE_AFTER_SECONDS, notice)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
 
 
 def _progress_bar(enabled: bool | None, total: int | None):
@@ -155,10 +83,12 @@ def _progress_bar(enabled: bool | None, total: int | None):
 def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "trace",
              wrap_addresses: bool = False, tick: bool = False, cmd_log=None,
              trace_info: dict | None = None, progress=None,
-             notify: bool = True) -> Result:
+             notify: bool = True, dram_cycles_per_tick: Fraction = Fraction(1)) -> Result:
     """Feed an iterable of :class:`TraceChunk` through a fresh engine. ``progress`` is
     called with the number of requests of each chunk fed; ``notify`` prints a line to
-    stderr when the engine has to be compiled first."""
+    stderr when the engine has to be compiled first. A timed chunk's cycles are
+    timestamps of DRAM cycles ``dram_cycles_per_tick`` each (the trace's clock: see
+    :func:`trace_clock`), then divided by ``frontend.cpu_cycles_per_dram_cycle``."""
     spec = spec_mod.build(cfg)
     mapping = AddressMapping.from_config(cfg, spec)
     ratio = cfg.frontend.cpu_cycles_per_dram_cycle
@@ -191,7 +121,10 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
             if nda is not None:
                 bank, row = nda_mod.host_remap(bank, row, geom, nda)
             if timed:
-                arrival = chunk.cycle if ratio == 1.0 else _dram_cycles(chunk, ratio, source)
+                arrival = clock_mod.to_dram_cycles(chunk.cycle, dram_cycles_per_tick, source,
+                                                   chunk.line, MAX_ARRIVAL_CYCLE)
+                if ratio != 1.0:
+                    arrival = _dram_cycles(arrival, chunk, ratio, source)
                 if hop:
                     arrival = arrival + hop
             else:
@@ -236,7 +169,7 @@ def simulate(chunks: Iterable[TraceChunk], cfg, *, timed: bool, source: str = "t
                   cycles=engine.final_cycle, wall_seconds=wall,
                   jit_seconds=jit_seconds, jit_compiled=compiled,
                   trace=dict(trace_info or {}), ecc=ecc_stats,
-                  nda=(nda_mod.counters(engine.X[engine_core.X_NDA]) if nda is not None
+                  nda=(nda_mod.counters(engine.X[layout.X_NDA]) if nda is not None
                        else None),
                   latency_offset_cycles=hop,
                   subbank=_subbank_stats(engine), refresh_banks=engine.refresh_banks())
@@ -259,16 +192,65 @@ def _subbank_stats(engine) -> dict | None:
 MAX_ARRIVAL_CYCLE = 1 << 62
 
 
-def _dram_cycles(chunk: TraceChunk, ratio: float, source: str) -> np.ndarray:
+def _dram_cycles(cycle: np.ndarray, chunk: TraceChunk, ratio: float,
+                 source: str) -> np.ndarray:
     """Trace cycles (CPU clock) -> DRAM clock cycles: floor(cycle / ratio)."""
-    dram = np.floor(chunk.cycle / ratio)
+    dram = np.floor(cycle / ratio)
     too_big = dram >= MAX_ARRIVAL_CYCLE
     if too_big.any():
         i = int(np.argmax(too_big))
-        raise TraceError(f"{source}:{int(chunk.line[i])}: cycle {int(chunk.cycle[i])} is "
+        raise TraceError(f"{source}:{int(chunk.line[i])}: cycle {int(cycle[i])} is "
                          f"{dram[i]:.3g} DRAM cycles at frontend.cpu_cycles_per_dram_cycle="
                          f"{ratio:g}, beyond the supported 2**62")
     return dram.astype(np.int64)
+
+
+def trace_clock(cfg, declared: tuple[clock_mod.TraceClock, int] | None,
+                source: str) -> tuple[clock_mod.TraceClock, str]:
+    """The clock of a trace's timestamps and what set it: "frontend.trace_clock", else
+    "header" (``declared``: the trace's clock and its line, memsim.trace.clock), else
+    "default" (the DRAM clock). A key and a header that disagree are a ConfigError
+    naming both."""
+    key = cfg.frontend.trace_clock
+    if key is not None:
+        clock = clock_mod.parse(key)  # (checked when the config was loaded)
+        if declared is not None and declared[0] != clock:
+            raise config_mod.ConfigError(
+                f"frontend.trace_clock: {key!r}, but {source}:{declared[1]} declares the "
+                f"trace's clock as {declared[0]} ('# clock:' header); leave the key unset "
+                f"or make them agree")
+        return clock, "frontend.trace_clock"
+    if declared is not None:
+        clock, line = declared
+        dram_mhz = _dram_mhz(cfg)
+        per_tick = clock.dram_cycles_per_tick(dram_mhz)
+        if per_tick > config_mod.MAX_DRAM_CYCLES_PER_TRACE_CYCLE:
+            raise TraceError(f"{source}:{line}: clock {clock} is {float(per_tick):g} DRAM "
+                             f"cycles of {cfg.dram.speed} per tick, above the maximum "
+                             f"{config_mod.MAX_DRAM_CYCLES_PER_TRACE_CYCLE}")
+        return clock, "header"
+    return clock_mod.DRAM, "default"
+
+
+def _dram_mhz(cfg) -> Fraction:
+    return clock_mod.dram_clock_mhz(device_mod.of(cfg).timings["data_rate_mtps"])
+
+
+def _clock_record(cfg, clock: clock_mod.TraceClock, why: str, timed: bool, source: str,
+                  notify: bool) -> tuple[Fraction, dict]:
+    """(DRAM cycles per timestamp tick, the result's record of the trace clock); says on
+    stderr once what the run converts when the clocks differ and ``notify``."""
+    dram_mhz = _dram_mhz(cfg)
+    per_tick = clock.dram_cycles_per_tick(dram_mhz)
+    if timed and notify and per_tick != 1:
+        said = "its '# clock:' header" if why == "header" else why
+        print(f"memsim: note: {source}: "
+              f"{clock_mod.describe_conversion(clock, said, dram_mhz, cfg.dram.speed)}",
+              file=sys.stderr, flush=True)
+    record = {"trace_clock": str(clock), "source": why, "applied": timed,
+              "dram_clock_mhz": float(dram_mhz),
+              "dram_cycles_per_tick": str(per_tick)}
+    return (per_tick if timed else Fraction(1)), record
 
 
 def _run_with_bar(progress: bool | None, total: int | None, estimate=None, **kw) -> Result:
@@ -306,14 +288,18 @@ def run(trace, config=None, overrides=(), *, fmt: str | None = None,
             reader = open_trace(path, fmt=fmt, chunk_size=chunk_size,
                                 skip_bad_lines=skip_bad_lines)
             timed = _resolve_mode(cfg, reader.timed)
+            clock, why = trace_clock(cfg, reader.clock, name)
+            per_tick, clock_info = _clock_record(cfg, clock, why, timed, name,
+                                                 notify=progress is not False)
             info = file_identity(path) if identity else {}
             info["path"] = name
             info.update(format=reader.format, timed=reader.timed,
-                        mode="timestamped" if timed else "afap")
+                        mode="timestamped" if timed else "afap", clock=clock_info)
             result = _run_with_bar(progress, reader.length, reader.estimated_length,
                                    chunks=reader.chunks(), cfg=cfg,
                                    timed=timed, source=name, wrap_addresses=wrap_addresses,
-                                   tick=tick, cmd_log=cmd_log, trace_info=info)
+                                   tick=tick, cmd_log=cmd_log, trace_info=info,
+                                   dram_cycles_per_tick=per_tick)
         except TraceError as e:
             if path == name:
                 raise
@@ -327,7 +313,8 @@ def run(trace, config=None, overrides=(), *, fmt: str | None = None,
 def run_arrays(addr, is_write=None, cycle=None, config=None, overrides=(), *,
                tick: bool = False, cmd_log=None, chunk_size: int = CHUNK_REQUESTS,
                progress: bool | None = None) -> Result:
-    """Simulate requests given as arrays (``cycle`` None: as fast as possible)."""
+    """Simulate requests given as arrays (``cycle`` None: as fast as possible; else
+    timestamps on ``frontend.trace_clock``, by default the DRAM clock)."""
     cfg = config_mod.load(config, overrides)
     addr = np.asarray(addr, dtype=np.int64)
     n = len(addr)
@@ -340,6 +327,9 @@ def run_arrays(addr, is_write=None, cycle=None, config=None, overrides=(), *,
     chunks = (TraceChunk(cyc[i:i + chunk_size], is_write[i:i + chunk_size],
                          addr[i:i + chunk_size], lines[i:i + chunk_size])
               for i in range(0, n, chunk_size))
+    clock, why = trace_clock(cfg, None, "requests")
+    per_tick, clock_info = _clock_record(cfg, clock, why, timed, "requests",
+                                         notify=progress is not False)
     return _run_with_bar(progress, n, chunks=chunks, cfg=cfg, timed=timed, source="requests",
-                         tick=tick, cmd_log=cmd_log,
-                         trace_info={"path": "<arrays>", "requests": n})
+                         tick=tick, cmd_log=cmd_log, dram_cycles_per_tick=per_tick,
+                         trace_info={"path": "<arrays>", "requests": n, "clock": clock_info})

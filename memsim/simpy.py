@@ -43,8 +43,7 @@ from simpy.core import NORMAL
 
 from memsim import config as config_mod
 from memsim.dram import spec as spec_mod
-from memsim.engine import Engine
-from memsim.engine import core as core_mod
+from memsim.engine import Engine, layout
 from memsim.mapping import AddressMapping
 from memsim.results import Result
 
@@ -67,7 +66,7 @@ class MemorySystem:
     def __init__(self, env: simpy.Environment, config=None, overrides=(), *,
                  unit: str = "ns", cmd_log=None, notify: bool = True):
         from memsim.cmdlog import CommandLogWriter, columns_for
-        from memsim.sim import warm_up
+        from memsim.compiling import warm_up
 
         if unit not in UNITS:
             raise ValueError(f"unit: {unit!r} is not one of: {', '.join(UNITS)}")
@@ -189,7 +188,7 @@ class MemorySystem:
         env = self.env
         now = env.now
         peek = env.peek()
-        stop = self.cycle(peek) if peek != math.inf else core_mod.INF
+        stop = self.cycle(peek) if peek != math.inf else layout.INF
         h, t = self._head, self._tail
         buf = self._buf
         entered, ids, ends = self._engine.step(buf[0, h:t], buf[1, h:t], buf[2, h:t],
@@ -253,7 +252,7 @@ class MemorySystem:
             return None
         from memsim import nda
 
-        return nda.counters(self._engine.X[core_mod.X_NDA])
+        return nda.counters(self._engine.X[layout.X_NDA])
 
     def __enter__(self):
         return self

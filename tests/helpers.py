@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from memsim import check, config
+from memsim import check, config, policies
 from memsim.cmdlog import read_header
 from memsim.dram import spec as spec_mod
 from memsim.mapping import AddressMapping
@@ -43,8 +43,9 @@ CORES_PRESETS = ("ddr4_2400_x8_1ch1r_4cores",)
 # DDR5 presets (tests/test_ddr5.py runs them)
 DDR5_PRESETS = ("ddr5_4800b_x8_1dimm", "ddr5_5600b_x8_1dimm", "ddr5_4800b_x8_2dimm",
                 "ddr5_5600b_x8_2dimm")
-SCHEDULERS = ("fcfs", "frfcfs", "frfcfs_cap")
-PAGE_POLICIES = ("open", "closed", "timeout")
+# every scheduler of plain DDR4 (not those that need sub-banks) and every page policy
+SCHEDULERS = tuple(n for n, s in policies.SCHEDULERS.items() if not s.conflict_aware)
+PAGE_POLICIES = tuple(policies.PAGE_POLICIES)
 NO_REFRESH = ("dram.refresh=false",)
 
 # summary keys that measure the host, not the simulation
@@ -134,7 +135,7 @@ def banks_lost_twice(log) -> list[str]:
     """Every request whose own PRE was undone twice: the bank's next ACT after that PRE
     was for a request of the other direction (read / write, from its column command in
     the log). The controller lets that happen once (a PRE commits nothing, as in
-    Ramulator 2), then holds the bank a request precharges again for it (engine/core.py,
+    Ramulator 2), then holds the bank a request precharges again for it (engine/controller.py,
     ``resv_*``); without that, a write drain could take a read's bank at every drain,
     for ever. (A bank another request of its own direction precharged, or activated
     first, is no loss of its own: fcfs may serve an older request there first.)"""

@@ -11,13 +11,12 @@ import pandas as pd
 import pytest
 
 from memsim import cli, compare
-from memsim.compare import CompareError, build_spec, format_table, parse_params
+from memsim.compare import CompareError, build_sweep, format_table, parse_params
 from memsim.sim import run
 from memsim.trace import generate, write_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "traces" / "example_mix.trace"
-README = (ROOT / "README.md").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -149,19 +148,20 @@ def test_energy_column_appears_once_the_summaries_have_it():
 
 
 def test_default_output_directory_is_stable_per_arguments(traces):
-    a = build_spec([str(traces["a"])], ["controller.scheduler=fcfs,frfcfs"], None)
-    b = build_spec([str(traces["a"])], ["controller.scheduler=fcfs,frfcfs"], None)
-    c = build_spec([str(traces["a"])], ["controller.scheduler=fcfs,frfcfs_cap"], None)
+    a = build_sweep([str(traces["a"])], ["controller.scheduler=fcfs,frfcfs"]).spec
+    b = build_sweep([str(traces["a"])], ["controller.scheduler=fcfs,frfcfs"]).spec
+    c = build_sweep([str(traces["a"])], ["controller.scheduler=fcfs,frfcfs_cap"]).spec
     assert compare.default_out(a) == compare.default_out(b) != compare.default_out(c)
     assert str(compare.default_out(a)).startswith("results/compare-")
 
 
-def test_readme_compare_example_prints_the_table_shown(tmp_path):
-    block = README.split("## Comparing schedulers")[1]
-    command = re.search(r"^    (memsim compare .*?)$\n^\s+(-p .*)$", block, re.M)
+def test_docs_compare_example_prints_the_table_shown(tmp_path):
+    block = (ROOT / "docs" / "how-to" / "compare.md").read_text().split(
+        "## Schedulers on one trace")[1]
+    command = re.search(r"^(memsim compare .*?)$\n^\s+(-p .*)$", block, re.M)
     argv = (command.group(1).rstrip("\\").split()[1:] + command.group(2).split())
     argv[argv.index("-o") + 1] = str(tmp_path / "cmp")
-    shown = [line.strip() for line in block.split("comparison.png`:")[1].split("It is a")[0]
+    shown = [line.strip() for line in block.split("```text\n")[1].split("```")[0]
              .strip().splitlines()]
     out = subprocess.run([sys.executable, "-m", "memsim", *argv, "-q"], cwd=ROOT, check=True,
                          capture_output=True, text=True, timeout=300).stdout

@@ -21,7 +21,7 @@ from numba.core import analysis, ssa
 from numba.core.compiler import run_frontend
 from numba.core.controlflow import CFGraph
 
-from memsim.engine import compiler, core, nda, subbank
+from memsim.engine import compiler, controller, device, layout, loop, nda, schedule, subbank
 
 pytestmark = pytest.mark.skipif(not compiler.OPTIONS, reason="numba lacks the internals")
 
@@ -67,9 +67,9 @@ def _dump(blocks) -> str:
 
 
 @pytest.mark.parametrize("function", [
-    core.make_loop(core.F_NDA | core.F_CORES).py_func,  # the loop before inlining
-    core._apply_constraints.py_func, core._schedule_channel.py_func,
-    core._issue_column.py_func, core._refresh.py_func, core._heap_pop.py_func,
+    loop.make_loop(layout.F_NDA | layout.F_CORES).py_func,  # the loop before inlining
+    device.apply_constraints.py_func, schedule.schedule_channel.py_func,
+    controller.issue_column.py_func, device.all_bank_refresh.py_func, device.heap_pop.py_func,
     subbank.schedule_channel.py_func, nda.step.py_func,
 ], ids=lambda f: f.__qualname__)
 def test_ssa_is_numbas(function):

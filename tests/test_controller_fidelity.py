@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import (
+    PAGE_POLICIES,
+    SCHEDULERS,
     addresses,
     banks_lost_twice,
     conservation_errors,
@@ -29,8 +31,6 @@ from memsim.trace import generate
 SETTINGS = dict(max_examples=40, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.function_scoped_fixture])
-SCHEDULERS = ("fcfs", "fcfs_strict", "frfcfs", "frfcfs_cap")
-POLICIES = ("open", "closed", "timeout")
 
 request = st.tuples(
     st.integers(0, 1),  # rank
@@ -74,7 +74,7 @@ def closed_before_served(log, n_requests: int) -> list[str]:
 
 @settings(**SETTINGS)
 @given(reqs=st.lists(request, min_size=5, max_size=120),
-       scheduler=st.sampled_from(SCHEDULERS), policy=st.sampled_from(POLICIES),
+       scheduler=st.sampled_from(SCHEDULERS), policy=st.sampled_from(PAGE_POLICIES),
        ranks=st.sampled_from([1, 2]), refresh=st.booleans(), queue=st.sampled_from([2, 8, 32]))
 def test_no_activated_row_is_closed_before_its_request_is_served(
         tmp_path, reqs, scheduler, policy, ranks, refresh, queue):

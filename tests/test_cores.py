@@ -425,14 +425,14 @@ def test_cli_runs_cores_with_alone(tmp_path, capsys):
     assert "--alone: needs frontend.mode=cores" in capsys.readouterr().err
 
 
-def test_readme_cores_example_runs():
+def test_docs_cores_example_runs():
     import re
     import subprocess
     import sys
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    section = (root / "README.md").read_text().split("## Closed-loop cores")[1]
+    section = (root / "docs" / "how-to" / "cores.md").read_text()
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     out = subprocess.run([sys.executable, "-c", code], cwd=root, check=True,
                          capture_output=True, text=True).stdout
@@ -479,7 +479,7 @@ def test_a_write_drain_takes_the_bank_a_read_precharged_once_not_twice(tmp_path,
     # Now the read keeps the bank after its second PRE: its ACT and RD are the bank's
     # next. The progress guard at ten refresh intervals, far above any wait of a run
     # that moves and far below for ever, makes a regression fail in about as many cycles.
-    monkeypatch.setattr(engine, "STARVATION_LIMIT_CYCLES", 10 * 953)
+    monkeypatch.setattr(engine.build, "STARVATION_LIMIT_CYCLES", 10 * 953)
     _, _, mapping = resolve(None, CORES + SEED11)
     traces = []
     for j, recs in enumerate(SEED11_RECORDS):
@@ -517,7 +517,7 @@ def test_the_progress_guard_stops_a_core_that_frfcfs_starves(tmp_path, monkeypat
     # the run at the first look past the limit, naming the load. With the row-hit cap
     # the load is served after 4 hits bypass it.
     limit = 4000
-    monkeypatch.setattr(engine, "STARVATION_LIMIT_CYCLES", limit)
+    monkeypatch.setattr(engine.build, "STARVATION_LIMIT_CYCLES", limit)
     hot = core_trace(addresses(MAP, [dict(bank=0, row=0)]), name="hot")
     other = core_trace(addresses(MAP, [dict(bank=0, row=1), dict(bank=0, row=1, column=8)]),
                        gap=[0, 400], name="other")
@@ -557,7 +557,7 @@ def test_cores_run_on_the_mechanism_loop_a_trace_replay_compiles(preset):
     import numba
 
     from memsim.dram import spec as spec_mod
-    from memsim.engine import Engine, core
+    from memsim.engine import Engine, layout
     from memsim.mapping import AddressMapping
 
     replay_cfg, cores_cfg = config.load(preset), config.load(preset, CORES)
@@ -566,11 +566,11 @@ def test_cores_run_on_the_mechanism_loop_a_trace_replay_compiles(preset):
     setup = multicore.core_setup(cores_cfg, spec, AddressMapping.from_config(cores_cfg, spec),
                                  [core_trace([0, 1 << 20], [False, True])])
     cores = Engine(cores_cfg, spec, timed=True, cores=setup)
-    mech = core.F_NDA if replay_cfg.nda.enabled else core.F_SUBBANK
-    assert replay.features == cores.features == mech | core.F_CORES
+    mech = layout.F_NDA if replay_cfg.nda.enabled else layout.F_SUBBANK
+    assert replay.features == cores.features == mech | layout.F_CORES
     assert replay.loop is cores.loop
     assert numba.typeof(replay.X) == numba.typeof(cores.X)
-    assert (cores.P[core.P_CORES], replay.P[core.P_CORES]) == (1, 0)
+    assert (cores.P[layout.P_CORES], replay.P[layout.P_CORES]) == (1, 0)
     # the plain loop stays without the front end: cores on plain DDR4 have their own
     plain_cfg = config.load(None, CORES)
     plain_spec = spec_mod.build(plain_cfg)
@@ -578,12 +578,12 @@ def test_cores_run_on_the_mechanism_loop_a_trace_replay_compiles(preset):
     plain_setup = multicore.core_setup(
         plain_cfg, plain_spec, AddressMapping.from_config(plain_cfg, plain_spec),
         [core_trace([0])])
-    assert plain.features == core.F_NONE
-    assert Engine(plain_cfg, plain_spec, timed=True, cores=plain_setup).features == core.F_CORES
+    assert plain.features == layout.F_NONE
+    assert Engine(plain_cfg, plain_spec, timed=True, cores=plain_setup).features == layout.F_CORES
 
 
 def test_a_cores_run_after_a_sub_bank_replay_compiles_nothing():
-    from memsim.engine import core
+    from memsim.engine import layout
 
     # the same loop, already compiled (or loaded) in this process by the replay: the
     # cores run compiles nothing, and its one read, sent at cycle 0, takes the replay's
@@ -595,4 +595,4 @@ def test_a_cores_run_after_a_sub_bank_replay_compiles_nothing():
     assert result.jit_compiled is False
     assert result.reads == replay.reads == 1
     assert result.cycles == replay.cycles
-    assert result.counters[core.C_LAT_SUM_R] == replay.counters[core.C_LAT_SUM_R] > 0
+    assert result.counters[layout.C_LAT_SUM_R] == replay.counters[layout.C_LAT_SUM_R] > 0

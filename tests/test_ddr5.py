@@ -230,11 +230,11 @@ def test_energy_values_are_the_cited_datasheet_ones():
 
 def test_idle_energy_is_precharged_standby_on_both_sub_channels():
     from memsim import energy
-    from memsim.engine import core
+    from memsim.engine import layout
 
     _, spec, _ = resolve(PRESET)
     cycles = 10_000
-    out = energy.summarize(spec, np.zeros((2, core.RS_LEN), np.int64), cycles, 0)
+    out = energy.summarize(spec, np.zeros((2, layout.RS_LEN), np.int64), cycles, 0)
     # nJ: 2 sub-channels x 4 chips, both rails
     want = 2 * CHIPS * cycles * (VDD * IDD2N + VPP * IPP2N) * TCK / 1e3
     assert out["energy_nj"]["background"] == pytest.approx(want, rel=1e-12)

@@ -33,7 +33,6 @@ from helpers import (
     tRCD,
     tRP,
     tRRD_S,
-    tWR,
     violations,
 )
 
@@ -92,19 +91,6 @@ def test_write_crc_write_stream_runs_at_four_fifths(tmp_path):
     assert crc["config"]["ecc"]["resolved"]["write_burst_cycles"] == tBL + 1
     # the write energy follows the burst: 5/4 of it per write (same chips: 64-bit rank)
     assert crc["energy_nj"]["write"] == pytest.approx(plain["energy_nj"]["write"] * 5 / 4)
-
-
-def test_write_crc_with_data_mask_lengthens_write_recovery(tmp_path):
-    # a write, then a read to another row of the same bank: PRE waits CWL + tBL + tWR
-    dm = max(4, int(np.ceil(3.75 / SPEC.tck_ns)))
-    assert dm == 5
-    a = addresses(MAP, [dict(row=0), dict(row=1)])
-    for over, wr_burst, extra in ((["ecc.scheme=write_crc"], tBL + 1, 0),
-                                  (["ecc.scheme=write_crc", "ecc.crc_data_mask=true"],
-                                   tBL + 1, dm)):
-        _, s, log = logged(tmp_path, a, [True, False], [0, 1], overrides=over)
-        assert cycles_of(log, "PRE") == [tRCD + CWL + wr_burst + tWR + extra]
-    assert s["config"]["ecc"]["resolved"]["tWR_cycles"] == tWR + dm
 
 
 @pytest.mark.parametrize("pl", [None, 4])
@@ -361,13 +347,6 @@ def test_rank_ecc_counts_its_chips_and_decodes(tmp_path):
     assert sequence(log2) == sequence(log1)
     assert dec["latency_cycles"]["read"]["mean"] == plain["latency_cycles"]["read"]["mean"] + 4
     assert dec["latency_cycles"]["read"]["p99"] == plain["latency_cycles"]["read"]["p99"] + 4
-
-
-def test_ondie_write_to_write_in_a_bank_group_waits_the_internal_rmw(tmp_path):
-    a = addresses(MAP, [dict(column=0), dict(column=8)])
-    _, s, log = logged(tmp_path, a, [True, True], overrides=["ecc.scheme=ondie"])
-    assert cycles_of(log, "WR") == [tRCD, tRCD + tCCD_L + tCCD_L]  # tRMW = tCCD_L
-    assert s["config"]["ecc"]["resolved"]["tCCD_L_WR_cycles"] == 2 * tCCD_L
 
 
 def test_lockstep_halves_the_independent_channels(tmp_path):

@@ -26,7 +26,7 @@ from helpers import (
 from memsim import config, energy
 from memsim.config import ConfigError
 from memsim.dram import ddr4
-from memsim.engine import core
+from memsim.engine import layout
 
 VDD, IDD0, IDD2N, IDD3N, IDD4R, IDD4W, IDD5 = 1.2, 48, 34, 43, 135, 123, 250
 CHIPS = 8
@@ -124,7 +124,7 @@ def test_an_idle_rank_draws_only_precharged_background(tmp_path):
 
 
 def test_idle_cycles_alone_are_pure_precharged_background():
-    stats = np.zeros((2, core.RS_LEN), np.int64)
+    stats = np.zeros((2, layout.RS_LEN), np.int64)
     out = energy.summarize(SPEC, stats, 12_345, 0)
     e = out["energy_nj"]
     assert e["background"] == pytest.approx(2 * 12_345 * PRECHARGED)

@@ -126,7 +126,8 @@ def test_missing_parent_directories_are_created_as_documented(tmp_path):
     out = tmp_path / "a" / "b" / "r.json"
     assert cli.main(["run", str(EXAMPLE), "-q", "--json", str(out)]) == 0
     assert json.loads(out.read_text())["requests"]["total"] == 20000
-    assert "missing parent directories are created" in (ROOT / "README.md").read_text()
+    assert "missing parent directories are created" in (
+        ROOT / "docs" / "reference" / "running.md").read_text()
 
 
 def test_failed_write_leaves_the_previous_file(tmp_path):

@@ -7,15 +7,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memsim.engine import core
+from memsim.engine import layout
 from memsim.results import _percentile
 
 # the engine's own bucketing, run as plain Python (no compile)
-_index = np.vectorize(core.hist_index.py_func, otypes=[np.int64])
+_index = np.vectorize(layout.hist_index.py_func, otypes=[np.int64])
 
 
 def _hist(latencies) -> np.ndarray:
-    hist = np.zeros(core.HIST_SIZE, np.int64)
+    hist = np.zeros(layout.HIST_SIZE, np.int64)
     np.add.at(hist, _index(np.asarray(latencies, np.int64)), 1)
     return hist
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 
 from memsim.plot import plot
 
@@ -79,3 +80,37 @@ def test_ecc_figure_uses_one_y_scale_per_row(tmp_path):
                       ["linear", "linear"]]
     for row in rows_of_axes:  # and each row shares its limits
         assert row[0].get_ylim() == row[1].get_ylim()
+
+
+def test_ecc_figure_says_in_line_ecc_latency_is_its_address_remap(tmp_path):
+    """In-line ECC packs the data into 7/8 of each row: its latency change comes from
+    the remap (the trace's lines fall in other rows and banks), and the figure says so,
+    with the row conflicts of its runs against no ECC's."""
+    rows = []
+    for speed, conflicts in (("DDR4_2400R", (600, 0)), ("DDR4_3200AA", (450, 7))):
+        for scheme, lat, conf in (("none", 100.0, conflicts[0]), ("secded_x72", 101.0, 600),
+                                  ("inline", 43.0, conflicts[1])):
+            rows.append({"trace": "t.trace", "label": f"{speed}, {scheme}",
+                         "dram.speed": speed, "ecc.scheme": scheme,
+                         "config.dram.speed": speed, "config.ecc.scheme": scheme,
+                         "config.controller.scheduler": "frfcfs",
+                         "bandwidth_gbps.total": 10.0, "latency_ns.read.mean": lat,
+                         "latency_ns.read.p99": 3 * lat, "energy_nj.total": 1000.0,
+                         "requests.total": 100, "row_buffer.conflicts": conf})
+    fig = plot(_results(tmp_path, rows, ["dram.speed", "ecc.scheme"]), "ecc",
+               tmp_path / "ecc.png")
+    title = " ".join(fig._suptitle.get_text().split())
+    assert title == (
+        "ECC overheads against no ECC (trace: t.trace) In-line ECC (hatched) packs data "
+        "into 7/8 of each row, so the trace's lines fall in other rows and banks (row "
+        "conflicts 1,050 without ECC, 7 with): its latency change is that address "
+        "remap's, not ECC's")
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "t.trace", "in-line ECC: its data remapped into 7/8 of each row (see title)"]
+    # the in-line bars are the hatched ones, and only they
+    for ax in fig.axes:
+        hatched = [bool(b.get_hatch()) for b in ax.patches]
+        assert hatched == [False, True]  # (secded_x72, inline)
+    latency = fig.axes[2].patches[1].get_height()  # mean read latency row, DDR4-2400R
+    assert latency == pytest.approx(-57.0, abs=1e-12)  # 43 ns against 100 ns

@@ -1,6 +1,6 @@
 """The ready sets (memsim.engine.readyset) against the bank phase they replace: at every
 decision of a run, the ready-set phase lists the same (bank, command) pairs as
-``core._bank_phase`` computed afresh on the same state, and forecasts a cycle after the
+``schedule.bank_phase`` computed afresh on the same state, and forecasts a cycle after the
 decision and no later than its forecast (earlier only from a stale lower bound).
 Checked in plain Python (NUMBA_DISABLE_JIT=1), where both phases can be called side by
 side; the compiled loops' command logs equal the old loop's (benchmarks/ab_logs.py)."""
@@ -15,7 +15,7 @@ import pytest
 SCRIPT = """
 import json, sys
 from memsim import sim
-from memsim.engine import core, readyset
+from memsim.engine import controller, layout, schedule, readyset
 from memsim.trace import generate
 
 seen = {"decisions": 0, "ready": 0, "earlier": 0}
@@ -23,7 +23,7 @@ rs_phase = readyset.bank_phase
 
 
 def checked(P, S, X, ch, t, q, features):
-    n_old, nxt_old = core._bank_phase(P, S, X, ch, t, q, features)
+    n_old, nxt_old = schedule.bank_phase(P, S, X, ch, t, q, features)
     old = sorted(zip(S.ready_bank[ch, :n_old].tolist(), S.ready_hit[ch, :n_old].tolist()))
     n, nxt = rs_phase(P, S, X, ch, t, q, features)
     new = sorted(zip(S.ready_bank[ch, :n].tolist(), S.ready_hit[ch, :n].tolist()))

@@ -75,11 +75,12 @@ def test_binary_config_file(tmp_path):
         config.load(str(p))
 
 
-def test_empty_config_file_is_the_defaults(tmp_path):
+def test_empty_config_file_is_an_error_naming_it(tmp_path):
+    """(An empty file was the defaults, silently: tests/test_config_defects.py.)"""
     p = tmp_path / "empty.yaml"
     p.write_text("# nothing\n")
-    cfg = config.load(str(p))
-    assert cfg.controller.scheduler == "frfcfs" and cfg.name == "empty"
+    with pytest.raises(ConfigError, match=rf"^{p}: the config file is empty"):
+        config.load(str(p))
 
 
 # ---------------------------------------------------------------- 5. resolved timings
@@ -372,7 +373,7 @@ def test_broken_pipe_is_quiet(tmp_path):
 
 
 def test_sweep_workers_and_forkserver_leave_ctrl_c_to_the_coordinator():
-    code = (f"import os; os.environ[{sweep._WARM_ENV!r}] = '1'\n"
+    code = (f"import os; os.environ[{sweep.local.WARM_ENV!r}] = '1'\n"
             "import signal, memsim.sweep\n"
             "print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
@@ -473,7 +474,7 @@ def test_dask_is_an_extra_that_the_test_extra_pulls_in():
 
 
 def test_engine_refuses_banks_per_group_not_a_power_of_two():
-    # the scheduler's bank phase finds a bank's group by a shift (core._bank_phase); no
+    # the scheduler's bank phase finds a bank's group by a shift (schedule.bank_phase); no
     # organisation has such a count, so the spec is edited to get one
     import dataclasses
 

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 from memsim.trace import generate, write_trace
@@ -106,3 +107,48 @@ def test_sigterm_stops_a_sweep_with_its_forkserver_and_workers(tmp_path):
     done = _start("sweep", spec, "-o", out, "-j", "1", "-q")
     assert done.wait(timeout=600) == 0
     assert len(list((out / "runs").glob("*.json"))) == 8
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.parametrize("threads", ["0", "1"], ids=["one loop", "channel threads"])
+def test_sigterm_stops_a_run_inside_the_compiled_loop(tmp_path, monkeypatch, threads):
+    """A run that spends minutes in one call of the compiled loop (three requests a
+    trillion DRAM cycles apart: the loop refreshes every rank about 10^8 times between
+    them) stops within a second of SIGTERM, and writes no result: the loop hands
+    control back to Python every loop.YIELD_EVERY decisions; with the channels on
+    threads of their own, the thread that waits for them looks every 0.1 s."""
+    monkeypatch.setenv("MEMSIM_CHANNEL_THREADS", threads)
+    trace = tmp_path / "sparse.trace"
+    trace.write_text("0 R 0x0\n500000000000 R 0x40\n1000000000000 R 0x80\n")
+    small = tmp_path / "small.trace"
+    small.write_text("0 R 0x0\n100 R 0x40\n")
+    two = ("-p", "dram.channels=2")
+    warm = _start("run", small, *two, "-q")  # compiles or loads the plain loop
+    assert warm.wait(timeout=600) == 0, warm.stderr.read()
+    # (a whole small run's CPU time: past it, the long run is in the loop)
+    whole = _cpu_seconds_of_run(small, *two)
+    out = tmp_path / "result.json"
+    proc = _start("run", trace, *two, "--json", out, "-q")
+    try:
+        _wait_for(lambda: _cpu_seconds(proc.pid) > whole + 1.0, "the run to be in the loop")
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - t0
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert took < 1.0, f"{took:.2f} s from SIGTERM to exit"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.trace", "sparse.trace"]
+
+
+def _cpu_seconds_of_run(trace: Path, *args) -> float:
+    proc = _start("run", trace, *args, "-q")
+    _, status, usage = os.wait4(proc.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    return usage.ru_utime + usage.ru_stime

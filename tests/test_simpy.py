@@ -157,12 +157,12 @@ def test_example_dma_copy():
     assert 0 < out["bandwidth_gbps"] < SPEC.peak_bandwidth_gbps
 
 
-def test_readme_simpy_example_runs():
+def test_docs_simpy_example_runs():
     import re
     import subprocess
     import sys
 
-    section = (ROOT / "README.md").read_text().split("## SimPy front door")[1]
+    section = (ROOT / "docs" / "how-to" / "simpy.md").read_text()
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True,
                          capture_output=True, text=True).stdout
@@ -181,17 +181,17 @@ def test_simpy_steps_the_loop_a_trace_replay_compiles(preset):
 
     from memsim import config
     from memsim.dram import spec as spec_mod
-    from memsim.engine import Engine, core
+    from memsim.engine import Engine, layout
 
     cfg = config.load(preset)
     spec = spec_mod.build(cfg)
     replay, stepped = (Engine(cfg, spec, timed=True, step=s) for s in (False, True))
     assert stepped.features == replay.features
     # (the NDA loop carries the cores front end, off here: layout.CORES_AT_RUN_TIME)
-    assert replay.features == (core.F_NDA | core.F_CORES if cfg.nda.enabled else core.F_NONE)
+    assert replay.features == (layout.F_NDA | layout.F_CORES if cfg.nda.enabled else layout.F_NONE)
     assert stepped.loop is replay.loop
     assert numba.typeof(stepped.X) == numba.typeof(replay.X)
-    assert (stepped.P[core.P_STEP], replay.P[core.P_STEP]) == (1, 0)
+    assert (stepped.P[layout.P_STEP], replay.P[layout.P_STEP]) == (1, 0)
 
 
 def test_a_simpy_model_after_a_replay_compiles_nothing():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import simpy
 
+import memsim.compiling
 import memsim.sim
 from memsim.cmdlog import read_header
 from memsim.simpy import MemorySystem
@@ -11,7 +12,7 @@ from memsim.simpy import MemorySystem
 
 def test_result_reports_a_compile_and_the_log_records_the_config(monkeypatch, tmp_path):
     # as if the engine had just been compiled (for 12.5 s) rather than loaded
-    monkeypatch.setattr(memsim.sim, "warm_up", lambda engine, notify: (12.5, True))
+    monkeypatch.setattr(memsim.compiling, "warm_up", lambda engine, notify: (12.5, True))
     env = simpy.Environment()
     log = tmp_path / "cmd.csv"
     mem = MemorySystem(env, None, ["controller.scheduler=fcfs"], notify=False, cmd_log=log)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memsim import cli, sim
+from memsim import cli, compiling, sim
 from memsim.trace import cli as trace_cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,13 +59,18 @@ def test_summary_says_whether_the_engine_was_compiled_or_loaded():
     assert result.table().splitlines()[-1].endswith("; engine compiled in 47.25 s")
 
 
+def _notice(line: str) -> bool:
+    return line.startswith("memsim: compiling the plain loop (plain DDR4/DDR5) once, about ")
+
+
 def test_compile_notice_printed_when_the_engine_must_be_compiled(monkeypatch, capsys):
-    monkeypatch.setattr(sim, "_engine_needs_compiling", lambda features=0: True)
+    monkeypatch.setattr(compiling, "needs_compiling", lambda features=0: True)
     sim.run_arrays([0, 64, 128])
-    assert capsys.readouterr().err == sim.COMPILE_NOTICE + "\n"
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and _notice(err[0]), err  # (loaded in fact: no "compiled" line)
     sim.run_arrays([0, 64, 128], progress=False)  # quiet: no notice
     assert capsys.readouterr().err == ""
-    monkeypatch.setattr(sim, "_engine_needs_compiling", lambda features=0: False)
+    monkeypatch.setattr(compiling, "needs_compiling", lambda features=0: False)
     sim.run_arrays([0, 64, 128])
     assert capsys.readouterr().err == ""
 
@@ -74,21 +79,27 @@ def test_compile_notice_after_a_long_warm_up_when_the_cache_state_is_unknown(mon
                                                                             capsys):
     import time
 
-    monkeypatch.setattr(sim, "_engine_needs_compiling", lambda features=0: None)
-    monkeypatch.setattr(sim, "NOTICE_AFTER_SECONDS", 0.05)
-    with sim._compile_notice(True):
-        time.sleep(0.5)  # a warm-up that takes long: a compilation
-    assert capsys.readouterr().err == sim.COMPILE_NOTICE + "\n"
-    monkeypatch.setattr(sim, "NOTICE_AFTER_SECONDS", 5.0)
-    with sim._compile_notice(True):
-        pass  # a quick cache load
+    class SlowEngine:  # a warm-up that takes long: a compilation
+        features = 0
+
+        def warm_up(self, on_wait=None):
+            time.sleep(0.5)
+
+    monkeypatch.setattr(compiling, "needs_compiling", lambda features=0: None)
+    monkeypatch.setattr(compiling, "NOTICE_AFTER_SECONDS", 0.05)
+    compiling.warm_up(SlowEngine(), notify=True)
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and _notice(err[0]), err
+    monkeypatch.setattr(compiling, "NOTICE_AFTER_SECONDS", 5.0)
+    SlowEngine.warm_up = lambda self, on_wait=None: None  # a quick cache load
+    compiling.warm_up(SlowEngine(), notify=True)
     time.sleep(0.1)
     assert capsys.readouterr().err == ""
 
 
 def test_engine_is_known_to_be_loaded_in_this_process():
     sim.run_arrays([0])
-    assert sim._engine_needs_compiling() is False
+    assert compiling.needs_compiling(0) is False
 
 
 def _every_update(make):
@@ -140,12 +151,12 @@ def test_quiet_run_prints_nothing_even_on_a_terminal(monkeypatch, capsys):
     fake = FakeTTY()
     monkeypatch.setattr(sys, "stderr", fake)
     monkeypatch.setattr(sim, "PROGRESS_DELAY_SECONDS", 0.0)
-    monkeypatch.setattr(sim, "_engine_needs_compiling", lambda features=0: True)
+    monkeypatch.setattr(compiling, "needs_compiling", lambda features=0: True)
     monkeypatch.setattr(sim, "_progress_bar", _every_update(sim._progress_bar))
     assert cli.main(["run", str(EXAMPLE), "-q"]) == 0
     assert fake.getvalue() == "" and capsys.readouterr().out == ""
     assert cli.main(["run", str(EXAMPLE)]) == 0
-    assert sim.COMPILE_NOTICE in fake.getvalue() and "simulating" in fake.getvalue()
+    assert "compiling the plain loop" in fake.getvalue() and "simulating" in fake.getvalue()
     assert capsys.readouterr().out.startswith("system ")
 
 

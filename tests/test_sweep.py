@@ -85,7 +85,7 @@ def test_unknown_key_in_point_names_the_point(traces):
 
 def test_bad_value_names_point_and_key_before_anything_runs(traces, tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr(sweep, "run_job", lambda job: calls.append(job))
+    monkeypatch.setattr(sweep.jobs, "run_job", lambda job: calls.append(job))
     spec = _spec(traces, points=[{"controller.scheduler": "fifo"}])
     spec["grid"]["controller.read_queue"] = [8, 0]
     with pytest.raises(SpecError) as e:
@@ -243,7 +243,7 @@ def test_resume_skips_finished_runs(local_sweep, traces, tmp_path, monkeypatch):
         calls.append(job.key)
         return real(job)
 
-    monkeypatch.setattr(sweep, "run_job", counting)
+    monkeypatch.setattr(sweep.jobs, "run_job", counting)
     df = run_sweep(_spec(traces), out, jobs=1, progress=False)
     assert calls == []
     assert df.attrs["reused"] == 8
@@ -351,6 +351,27 @@ def test_dask_local_cluster_gives_the_same_table(local_sweep, traces, tmp_path):
     assert len(list((tmp_path / "dask" / "runs").glob("*.json"))) == 8
 
 
+def test_a_cluster_sharing_a_compile_cache_compiles_each_variant_once(traces, tmp_path):
+    """Two Dask worker processes with an empty cache directory they share: of the runs
+    (one loop variant), one compiles it, the others wait for that compile (the lock in
+    the cache directory) and load it."""
+    import json
+    import logging
+
+    from dask.distributed import LocalCluster
+
+    cache = tmp_path / "shared-cache"
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None, silence_logs=logging.ERROR) as cluster:
+        df = run_sweep(_spec(traces), tmp_path / "out", backend="dask", progress=False,
+                       scheduler_address=cluster.scheduler_address, compile_cache=cache)
+    assert (df["status"] == "ok").all() and len(df) == 8
+    compiled = [json.loads(p.read_text())["jit_compiled"]
+                for p in (tmp_path / "out" / "runs").glob("*.json")]
+    assert sorted(compiled) == [False] * 7 + [True]
+    assert list(cache.rglob("loop.make_loop.locals.run_chunk-*.nbi"))
+
+
 def test_docs_sweep_spec_example_is_valid_and_every_key_is_documented(tmp_path,
                                                                        monkeypatch):
     from pathlib import Path
@@ -368,3 +389,65 @@ def test_docs_sweep_spec_example_is_valid_and_every_key_is_documented(tmp_path,
     assert len(sweep.plan(sw)) == 7
     for key in sweep.SPEC_KEYS:
         assert f"| `{key}` |" in doc, key
+
+
+# ---------------------------------------------------------------- several bases, named variants
+
+def test_a_list_of_bases_is_compared_and_labels_name_them(traces, tmp_path):
+    fast = tmp_path / "fast.yaml"
+    fast.write_text("dram: {speed: DDR4_3200AA}\n")
+    s = load_spec({"traces": [str(traces["a"])], "base": ["ddr4_2400_x8_1ch1r", str(fast)],
+                   "grid": {"controller.read_queue": [8, 32]}})
+    assert s.params == ["base", "controller.read_queue"]
+    assert [p.origin for p in s.points] == ["base[0] grid point 0", "base[0] grid point 1",
+                                            "base[1] grid point 0", "base[1] grid point 1"]
+    assert [p.tags for p in s.points] == [{"base": "ddr4_2400_x8_1ch1r"}] * 2 + [
+        {"base": "fast"}] * 2
+    assert [p.config["dram"]["speed"] for p in s.points] == ["DDR4_2400R"] * 2 + [
+        "DDR4_3200AA"] * 2
+    from memsim.sweep.spec import labels
+
+    assert list(labels(s.points, s.params).values()) == [
+        "ddr4_2400_x8_1ch1r, read_queue=8", "ddr4_2400_x8_1ch1r, read_queue=32",
+        "fast, read_queue=8", "fast, read_queue=32"]
+
+
+def test_named_variants_stand_for_their_settings(traces):
+    s = load_spec({"traces": [str(traces["a"])],
+                   "grid": {"controller.read_queue": [8, 32]},
+                   "variants": {"plain": {}, "fast": {"dram.speed": "DDR4_3200AA",
+                                                      "controller.write_queue": 16}}})
+    assert s.params == ["variant", "controller.read_queue"]
+    assert [p.origin for p in s.points] == [
+        "grid point 0 variant plain", "grid point 0 variant fast",
+        "grid point 1 variant plain", "grid point 1 variant fast"]
+    assert [p.tags for p in s.points] == [{"variant": "plain"}, {"variant": "fast"}] * 2
+    assert s.points[1].config["controller"]["write_queue"] == 16
+    from memsim.sweep.spec import labels
+
+    assert list(labels(s.points, s.params).values()) == [
+        "plain, read_queue=8", "fast, read_queue=8", "plain, read_queue=32",
+        "fast, read_queue=32"]
+
+
+def test_spec_errors_of_bases_and_named_variants(traces):
+    a = str(traces["a"])
+    with pytest.raises(SpecError, match=r"^base: expected a config or a non-empty list"):
+        load_spec({"traces": [a], "base": []})
+    with pytest.raises(SpecError, match="^base: listed more than once: ddr4_2400_x8_1ch1r$"):
+        load_spec({"traces": [a], "base": ["ddr4_2400_x8_1ch1r", "ddr4_2400_x8_1ch1r"]})
+    with pytest.raises(SpecError, match=r"^base\[1\]: config file 'no\.yaml' not found"):
+        load_spec({"traces": [a], "base": ["ddr4_2400_x8_1ch1r", "no.yaml"]})
+    with pytest.raises(SpecError, match=r"^variants\.fast: expected a mapping of dotted"):
+        load_spec({"traces": [a], "variants": {"fast": "dram.speed=DDR4_3200AA"}})
+    with pytest.raises(SpecError, match=r"^variants\.fast\.dram\.sped: unknown config key"):
+        load_spec({"traces": [a], "variants": {"fast": {"dram.sped": "DDR4_3200AA"}}})
+    with pytest.raises(SpecError) as e:
+        load_spec({"traces": [a], "base": ["ddr4_2400_x8_1ch1r", "ddr4_3200_x8_2ch2r"],
+                   "variants": {"bad": {"controller.read_queue": 0}}})
+    assert str(e.value) == (
+        "spec: 2 of 2 points have an invalid config:\n"
+        "  base[0] variants.bad (controller.read_queue=0): controller.read_queue: 0 is "
+        "below the minimum 1\n"
+        "  base[1] variants.bad (controller.read_queue=0): controller.read_queue: 0 is "
+        "below the minimum 1")

@@ -158,6 +158,8 @@ def test_gen_then_info(tmp_path, capsys):
         f"addresses:   {addr.min():#x} .. {addr.max():#x}",
         f"footprint:   {n_lines} distinct 64 B lines ({n_lines * 64} bytes)",
         "time span:   1998 cycles (cycle 0 to 1998)",
+        "clock:       dram (no '# clock:' header: the cycles of the DRAM clock that replays "
+        "it)",
     ]
 
 

@@ -4,8 +4,8 @@ Channels share nothing below the front end, but the front end admits requests in
 trace order and stops at the first whose queue is full (as fast as possible, also when
 no outstanding slot is free), so when a channel's requests arrive depends on the other
 channels' decisions. Each thread here runs ``run_channel``: the same front end over the
-whole trace, and the decisions of its own channel (``core._schedule_channel``,
-unchanged). Its own channel's requests enter its queue as in ``core``'s loop; the
+whole trace, and the decisions of its own channel (``schedule.schedule_channel``,
+unchanged). Its own channel's requests enter its queue as in the one loop (``loop.make_loop``); the
 others' it only counts, in ``vlen``. What it needs of the other threads, they publish
 (``sync``, ``removed``, ``ends``), and it waits for it where the answer depends on it:
 
@@ -32,7 +32,7 @@ copy of the engine's state (a shared array would put two channels' entries on on
 cache line), and writes only its own channel's part; the engine takes each channel's
 part of the arrays read after the run, and sums the counters and histograms. The loop
 runs whole cycles with the front end first and then the channel's decisions, as
-``core``'s loop does, so its decisions, their cycles and every statistic are the same
+the one loop does, so its decisions, their cycles and every statistic are the same
 (``tests/test_channels.py`` compares the summaries). A thread waiting on another spins
 (the other runs on another core: the engine uses this loop only when there are at
 least as many cores as channels), yielding the core after a while.
@@ -42,10 +42,8 @@ MEMSIM_CHANNEL_THREADS says otherwise (``mode``).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
-from pathlib import Path
 
 import numpy as np
 from numba import njit, types
@@ -53,8 +51,9 @@ from numba.core import cgutils
 from numba.core import config as numba_config
 from numba.extending import intrinsic
 
-from memsim.engine import core
+from memsim.engine import device, layout, loop, schedule
 from memsim.engine.jit import COMPILED as _COMPILED
+from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import (
     C_CONFLICT,
     C_FE_SUM_R,
@@ -131,7 +130,7 @@ def _store_release(typingctx, arr, i, v):
     return types.none(arr, types.intp, types.int64), codegen
 
 
-@njit(**core._INLINE)
+@njit(**_INLINE)
 def _quiet_until(got, me, x):
     """By what this thread last read of channel x: x serves no request and schedules no
     data end before this cycle. x has decided every cycle before its progress; and if
@@ -143,7 +142,7 @@ def _quiet_until(got, me, x):
     return max(d, got[me, x, GOT_NEXT])
 
 
-@njit(**core._INLINE)
+@njit(**_INLINE)
 def _read(sync, got, me, x):
     """Read channel x's progress and next decision now; returns ``_quiet_until``.
     (Progress first: x published its next decision, and every request it served
@@ -153,7 +152,7 @@ def _read(sync, got, me, x):
     return _quiet_until(got, me, x)
 
 
-@njit(**core._INLINE)
+@njit(**_INLINE)
 def _spin(S, sync, removed, ends, got, vlen, me, nch, t, spins):
     """One turn of a waiting loop (``spins`` so far): now and then it takes what the
     other threads have published (one of them may be waiting for room in its rings)
@@ -167,7 +166,7 @@ def _spin(S, sync, removed, ends, got, vlen, me, nch, t, spins):
     return spins
 
 
-@njit(**core._INLINE)
+@njit(**_INLINE)
 def _wait_quiet(S, sync, removed, ends, got, vlen, me, nch, x, cycle, t):
     """Wait until channel x is known to serve nothing before ``cycle``."""
     if _quiet_until(got, me, x) >= cycle:
@@ -177,13 +176,13 @@ def _wait_quiet(S, sync, removed, ends, got, vlen, me, nch, x, cycle, t):
         spins = _spin(S, sync, removed, ends, got, vlen, me, nch, t, spins)
 
 
-@njit(**core._INLINE)
+@njit(**_INLINE)
 def _publish_done(sync, me, cycle, next_decision):
     _store_release(sync, me * SY_STRIDE + SY_NEXT, next_decision)
     _store_release(sync, me * SY_STRIDE + SY_DONE, cycle)
 
 
-@njit(**core._INLINE)
+@njit(**_INLINE)
 def _take_removed(sync, removed, got, vlen, me, x, t):
     """Channel x's served requests from cycles before ``t``: room in its queues."""
     k = got[me, x, GOT_REMOVED]
@@ -197,7 +196,7 @@ def _take_removed(sync, removed, got, vlen, me, x, t):
     got[me, x, GOT_REMOVED] = k
 
 
-@njit(**core._INLINE)
+@njit(**_INLINE)
 def _take_ends(S, sync, ends, got, me, nch):
     """Every data end the other channels have published, into this thread's heap."""
     for x in range(nch):
@@ -206,12 +205,12 @@ def _take_ends(S, sync, ends, got, me, nch):
         k = got[me, x, GOT_ENDS]
         n = _load_acquire(sync, x * SY_STRIDE + SY_ENDS)
         while k < n:
-            core._heap_push(S, ends[x, k & RING_MASK])
+            device.heap_push(S, ends[x, k & RING_MASK])
             k += 1
         got[me, x, GOT_ENDS] = k
 
 
-@njit(**core._INLINE)
+@njit(**_INLINE)
 def _drain(S, sync, removed, ends, got, vlen, me, nch, t):
     """Take every entry the other threads have published (their served requests only
     from before ``t``): a thread whose ring is full waits for that."""
@@ -221,7 +220,7 @@ def _drain(S, sync, removed, ends, got, vlen, me, nch, t):
     _take_ends(S, sync, ends, got, me, nch)
 
 
-@njit(**core._INLINE)
+@njit(**_INLINE)
 def _ring_room(S, sync, removed, ends, got, vlen, me, nch, t, which, written):
     """Wait until every other thread has taken the entry ``written - RING`` of this
     thread's ring ``which`` (0 removed, 1 ends), so it can be overwritten."""
@@ -234,7 +233,7 @@ def _ring_room(S, sync, removed, ends, got, vlen, me, nch, t, which, written):
             spins = _spin(S, sync, removed, ends, got, vlen, me, nch, t, spins)
 
 
-@njit(**core._INLINE)
+@njit(**_INLINE)
 def _run_end(S, sync, removed, ends, got, vlen, me, nch, t):
     """This thread's channel has served all its requests by ``t``: the cycle the run
     ends (every channel served all of its), if that is ``t`` or earlier, else -1 (a
@@ -261,7 +260,7 @@ def _run_end(S, sync, removed, ends, got, vlen, me, nch, t):
     return end
 
 
-@njit(**core._INLINE)
+@njit(**_INLINE)
 def _unknown_ends(got, me, nch, look):
     """The least a data end not yet published can be, by the others' progress as this
     thread last read it."""
@@ -274,23 +273,22 @@ def _unknown_ends(got, me, nch, look):
     return unknown
 
 
-@njit(**core._INLINE)
+@njit(**_INLINE)
 def _free_slots(P, S, upto):
     """The data ends up to ``upto`` free their outstanding slots, in order."""
     F = S.F
     while F[F_HEAP] > 0 and S.heap[0] <= upto:
         S.freed[F[F_NFREED] & P[P_FMASK]] = S.heap[0]
         F[F_NFREED] += 1
-        core._heap_pop(S)
+        device.heap_pop(S)
 
 
 def make_channel_loop():
     """``run_channel`` compiled (cached on disk like the loop variants: the closure's
     ``features`` and ``sources`` are part of its cache key)."""
     features = F_NONE
-    h = hashlib.sha256(core._mechanism_sources(F_NONE).encode())
-    h.update(Path(core.__file__).read_bytes())
-    sources = h.hexdigest()[:16]
+    # (the helpers it inlines are the plain loop's: their digest)
+    sources = loop.mechanism_sources(F_NONE)
 
     @njit(**_COMPILED, nogil=True)
     def run_channel(P, T, S, X, me, look, sync, removed, ends, got, vlen, arrival,
@@ -356,12 +354,12 @@ def make_channel_loop():
                     S.q_bank[q, me, k] = b
                     S.q_row[q, me, k] = row[idx]
                     S.q_col[q, me, k] = col[idx]
-                    S.q_cat[q, me, k] = core.CAT_NONE
+                    S.q_cat[q, me, k] = layout.CAT_NONE
                     S.q_len[q, me] = n_q + 1
-                    core.queue_link(P, S, q, me, k, b)
+                    layout.queue_link(P, S, q, me, k, b)
                     S.pending[q, b] += 1
                     S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
-                    core.readyset.touch_bank(S, q, b)
+                    device.touch_bank(S, q, b)
                     if S.open_row[b] == row[idx]:
                         S.hits_pending[q, b] += 1
                     S.ch_next[me] = t
@@ -401,7 +399,7 @@ def make_channel_loop():
                         while _load_acquire(sync, x * SY_STRIDE + SY_DONE) < t:
                             spins = _spin(S, sync, removed, ends, got, vlen, me, nch, t,
                                           spins)
-                return core.NEED_INPUT
+                return loop.NEED_INPUT
             if idx == n and S.q_len[0, me] + S.q_len[1, me] == 0:
                 # every request of this channel served: the run ends at the first cycle
                 # at which every channel's are (till then refresh and the page timeout
@@ -412,12 +410,12 @@ def make_channel_loop():
                 if end >= 0:
                     F[F_NOW] = end
                     _publish_done(sync, me, INF, INF)
-                    return core.DONE
+                    return loop.DONE
 
             # --- this channel's decisions
             if S.ch_next[me] <= t:
                 n_r, n_w, n_heap = S.q_len[0, me], S.q_len[1, me], F[F_HEAP]
-                S.ch_next[me] = core._schedule_channel(P, T, S, X, me, t, features)
+                S.ch_next[me] = schedule.schedule_channel(P, T, S, X, me, t, features)
                 ended = F[F_HEAP] > n_heap  # (as fast as possible: a data end to come)
                 if S.q_len[0, me] + S.q_len[1, me] < n_r + n_w:
                     k = _load_acquire(sync, me * SY_STRIDE + SY_REMOVED)
@@ -471,6 +469,12 @@ def channel_loop():
     return _LOOP[0]
 
 
+def forget_loop() -> None:
+    """Build ``run_channel`` anew at its next use (after numba's cache directory moved:
+    memsim.compiling.use_cache_dir)."""
+    _LOOP.clear()
+
+
 def cores_available() -> int:
     """The cores this process may run on."""
     try:
@@ -522,6 +526,10 @@ def warm_up(P, T, S, X) -> None:
                    i64(0), False)
 
 
+# how often the thread that waits for the channels' threads looks for a signal
+JOIN_SECONDS = 0.1
+
+
 class Threads:
     """The per-thread state of an engine whose channels run on threads: each thread's
     own copy of the engine's ``State`` (it writes its channel's part of each array; a
@@ -537,6 +545,7 @@ class Threads:
     def __init__(self, S, spec, max_out: int):
         i64 = np.int64
         self.S = S
+        self.interrupted = False
         self.nch = nch = int(S.ch_next.size)
         self.states = []
         for ch in range(nch):
@@ -579,18 +588,30 @@ class Threads:
                               self.ends, self.got, self.vlen, *args, np.int64(req_base),
                               final)
 
-        threads = [threading.Thread(target=run, args=(ch,)) for ch in range(1, self.nch)]
+        # every channel on a thread of its own, this one waiting in Python: so that a
+        # signal (Ctrl-C, SIGTERM) raises here within JOIN_SECONDS, however long the
+        # chunk. The threads then run on to the end of the chunk (daemons: they do not
+        # hold up the process's exit) and the engine cannot be fed again.
+        threads = [threading.Thread(target=run, args=(ch,), daemon=True,
+                                    name=f"memsim-channel-{ch}") for ch in range(self.nch)]
         for th in threads:
             th.start()
-        run(0)
-        for th in threads:
-            th.join()
+        try:
+            for th in threads:
+                while th.is_alive():
+                    th.join(JOIN_SECONDS)
+        except BaseException:
+            self.interrupted = True
+            raise
         return status
 
     def feed(self, P, T, X, args, req_base: int, final: bool) -> bool:
         """Every channel's thread through one chunk; the engine's own front-end scalars,
         counters and histogram then hold the threads' totals. Returns whether every
         request has been served."""
+        if self.interrupted:
+            raise RuntimeError("engine: its channel threads were interrupted in the middle "
+                               "of a chunk; build a new engine")
         status = self._run(P, T, X, args, req_base, final)
         S, states = self.S, self.states
         for ch, own in enumerate(states):
@@ -610,4 +631,4 @@ class Threads:
         if any(st != status[0] for st in status):
             raise RuntimeError(f"engine: channel threads ended apart ({status}); a memsim "
                                f"bug, please report it")
-        return status[0] == core.DONE
+        return status[0] == loop.DONE

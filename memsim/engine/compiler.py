@@ -1,7 +1,7 @@
 """How numba compiles the engine's loop: numba's own pipeline, with two changes that
 make a compile cheaper without changing what it computes.
 
-The loop is one large function after inlining (``memsim.engine.core``): tens of
+The loop is one large function after inlining (``memsim.engine.loop``): tens of
 thousands of numba IR statements, thousands of blocks. Two parts of numba's pipeline
 grow faster than linearly with that size, and they were most of a compile's time and
 all of its memory beyond a few hundred MB:

@@ -61,7 +61,7 @@ A request's id (the command log's ``request``) is ``pos * cores + core``.
 Progress guard. For the same reason a scheduler that starves a request starves it for
 ever here (the run ends only when every core has finished), where an open-loop trace
 would end. ``cores_starved`` checks the oldest request of every queue every quarter of
-``prm[CP_GUARD]`` ticks (``memsim.engine.STARVATION_LIMIT_CYCLES``); one that has
+``prm[CP_GUARD]`` ticks (``memsim.engine.build.STARVATION_LIMIT_CYCLES``); one that has
 waited longer stops the loop (status ``STARVED``) and the run fails with an error
 naming it, instead of running for ever. Off the other variants' path: only this
 variant can run for ever.
@@ -73,7 +73,7 @@ from collections import namedtuple
 
 from numba import njit
 
-from memsim.engine import readyset
+from memsim.engine import device
 from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import (
@@ -373,7 +373,7 @@ def _send(P, S, C, j, t):
     queue_link(P, S, q, ch, k, b)
     S.pending[q, b] += 1
     S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
-    readyset.touch_bank(S, q, b)
+    device.touch_bank(S, q, b)
     if S.open_row[b] == C.tr_row[i]:
         S.hits_pending[q, b] += 1
     S.ch_next[ch] = t

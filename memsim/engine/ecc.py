@@ -7,7 +7,7 @@ end) or a decode latency at the controller. Each fed request carries an id
 chunk); the engine keeps it as the request's queue id, so the command log shows the
 kind (decoded outside the loop, ``memsim.ecc.decode_log``).
 
-Hooks in ``core``:
+Hooks in the loop and ``controller``:
 
 - :func:`admit` (front end): a request and the extra accesses that follow it enter
   the queues together, or not at all. A partial write (``FLAG_PARK``) is held out of the
@@ -34,8 +34,8 @@ from collections import namedtuple
 
 from numba import njit
 
-from memsim.engine import core as _c
-from memsim.engine import layout, readyset
+from memsim.engine import device, layout
+from memsim.engine.jit import INLINE as _INLINE
 
 # Kinds and flags of an id (must match memsim.ecc: checked in memsim.engine.__init__)
 KIND_DATA, KIND_RMW_READ, KIND_ECC_READ, KIND_ECC_WRITE = range(4)
@@ -51,7 +51,6 @@ EC_HIT, EC_MISS, EC_CONFLICT, EC_ECC_LAST, EC_LEN = range(4, 9)
 EccState = namedtuple("EccState", "ids params counters park_id park_arr park_bank park_row "
                                   "park_col n_park pair_key pair_end pair_arr n_pair")
 
-_INLINE = _c._INLINE
 # the variants whose loops run this module's helpers (memsim.engine.jit.in_variant)
 JIT_FEATURE = layout.F_ECC
 
@@ -71,7 +70,7 @@ def _enqueue(P, S, q, ch, qid, arr, b, row, col, t):
     layout.queue_link(P, S, q, ch, k, b)
     S.pending[q, b] += 1
     S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
-    readyset.touch_bank(S, q, b)
+    device.touch_bank(S, q, b)
     if S.open_row[b] == row:
         S.hits_pending[q, b] += 1
     S.ch_next[ch] = t
@@ -222,4 +221,4 @@ def served(P, S, E, t, q, ch, i, end):
         S.counters[layout.C_LAT_MAX_R + q] = lat
     S.hist[q, layout.hist_index(lat)] += 1
     if P[layout.P_TIMED] == 0:
-        _c._heap_push(S, end)
+        device.heap_push(S, end)

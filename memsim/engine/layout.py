@@ -1,15 +1,79 @@
-"""The engine's shared constants and state layout: what the compiled loop
-(``memsim.engine.core``) and the mechanism modules (``nda``, ``subbank``, ``ecc``,
-``cores``, ``step``) agree on. Command ids, scheduler / page-policy / outcome ids, the
-indices into the parameter array ``P``, the front-end array ``F`` and the counters,
-the per-bank and per-rank statistics columns, the latency histogram, the command-log
-width, the ``Tables`` and ``State`` tuples (their arrays are described in
-``memsim.engine.core``'s docstring), and the feature bits and mechanism slots of the
-loop variants.
+"""The engine's shared constants and state layout: what every compiled module of the engine
+(``device``, the mechanisms, ``controller``, the schedulers, ``loop``) agrees on.
+Command ids, scheduler / page-policy / outcome ids, the indices into the parameter array
+``P``, the front-end array ``F`` and the counters, the per-bank and per-rank statistics
+columns, the latency histogram, the command-log width, the ``Tables`` and ``State``
+tuples (their arrays are described below), and the feature bits and mechanism slots of
+the loop variants.
 
 Everything here is a compile-time constant of every loop variant (numba freezes
-module globals), so ``core._mechanism_sources`` puts this file's source into every
-variant's cache key. ``memsim.engine.core`` re-exports every name (``core.ACT`` ...).
+module globals), so ``loop.mechanism_sources`` puts this file's source into every
+variant's cache key.
+
+State arrays (``NB`` banks in the system, flat index ``((ch*R + r)*BG + g)*BA + b``):
+
+- ``earliest[ei(node, cmd)]``: earliest cycle ``cmd`` may issue at that node (one row
+  of ``E_ROW`` per node, flat: ``layout.ei``). Nodes are
+  channels, then ranks, then bank groups, then banks; a command is ready when every
+  node on its path allows it (four lookups, never a search through history).
+- ``win_hist / win_count``: rings of the last W issue times for windowed rules (tFAW).
+- ``open_row[NB]``: open row or -1; ``open_count[rank]``: open banks per rank.
+- ``owner_id / owner_q[NB]``: the request (trace index, queue) whose ACT opened the
+  bank's row and that has not been served yet, or -1. Such an *activated* request is
+  committed, as in Ramulator's "active buffer": nobody may precharge its row (only a
+  refresh's PREA can; the request is then activated again), when the write mode has
+  changed since its ACT its column command goes before the mode's own requests, and
+  the write-drain watermarks do not count it (``n_owned_q[q, ch]`` counts them per
+  queue; it still holds its queue slot).
+  ``owned[ch, :n_owned[ch]]`` lists such banks per channel (``owned_pos[b]`` is b's
+  place in that list).
+- ``resv_id / resv_q[NB]``: the request (trace index, queue) the bank is held for, or
+  -1: one that precharges the bank a second time (the bank was taken from it after its
+  first PRE or ACT), until its ACT; ``n_resv_q[q, ch]`` counts them. The bank's next
+  ACT is then that request's: in its own mode it is the oldest request of its queue
+  that does not hit the bank's row anyway; after a change of the write mode its ACT
+  goes before the mode's own requests (``_held_slot``, looked at before the request
+  choice; readiness is the bank's, so none of theirs can activate the bank first: while
+  its ACT is not ready, neither is theirs, and a wake-up when it is issues it). Why: a
+  PRE commits nothing (only an ACT does, ``owner_id``, as in Ramulator 2), so a write
+  drain that starts within a read's tRP activates the writes' row again; with
+  closed-loop cores that keep writing that row the read lost its bank at every drain,
+  for ever (a livelock). Holding the bank from the first PRE on, as DRAMsim3's
+  per-bank command queues do (age order at the bank whatever the drain), also bounds
+  the wait, but changes many decisions of ordinary runs (a drain waits for reads'
+  ACTs); holding it from the second, a request loses its bank at most once, and runs
+  in which none loses it twice decide exactly as before.
+- ``hits_pending[q, NB]``: queued requests of queue q (0 read, 1 write) that hit the
+  open row; ``pending[q, NB]``: queued requests of queue q per bank.
+- ``pend_mask[q, rank]``: the rank's banks with ``pending[q] > 0``, bit i for its i-th
+  bank (``bank_bit[b]``), so that the bank phase visits only banks with work: its cost
+  per decision follows the queued requests, not the number of ranks.
+- ``ready_bank / ready_hit[ch, k]``: the banks the last bank phase found with a ready
+  command (``ready_hit`` 1: the column command of a row hit; 0: ACT or PRE), for the
+  request choice (``soon_*``, the forecast, has the same form).
+- ``q_*[q, ch, slot]``: per-channel read/write queues as ring buffers: the j-th oldest
+  request of a queue sits in slot ``(q_head + j) & P_QMASK``, so serving the oldest
+  (the common case) removes it without moving the others.
+- ``q_older / q_newer[q, ch, i]``: each bank's requests in queue q as a circular
+  list in age order: for a slot i (< Q, the queue's ring size ``P_QMASK + 1``), the
+  slots of the bank's next older / newer request; entry ``Q + b`` is bank b's list
+  head (its ``q_newer``: the oldest request, ``q_older``: the newest; an empty list
+  links the head to itself), so linking and unlinking never branch. Kept at enqueue
+  (``layout.queue_link``), at removal and when a removal moves a request. The request
+  choice (``_pick``) walks only the lists of the banks with a ready command (for a
+  bank's oldest row hit or oldest other request), so its work per decision follows
+  the ready banks, not the queue's length: with more ranks the queue holds more
+  requests whose banks are not ready. Random reads, per request (20k, counted without
+  compiling): 7.4 list entries at 1 rank, 8.0 at 4, where the choice scanned 24 and 55
+  queue entries; an ACT's count of the queued hits to its row walks 2.7 and 0.4
+  entries, where it scanned 26.5 and 5.4.
+- ``ref_due / ref_pending[rank]``: all-bank refresh bookkeeping.
+- ``rs / rs_loc``: the ready sets (``memsim.engine.readyset``): per rank and queue, the
+  banks needing each command kind, by whether their own part of its readiness has
+  passed, and the banks a command or an enqueue changed since the last decision; the
+  bank phase of the plain, ECC, cores and NDA variants reads them instead of visiting
+  every bank with queued requests (``_bank_phase``, kept by the sub-bank and same-bank
+  refresh variants).
 """
 
 from __future__ import annotations
@@ -18,10 +82,11 @@ from collections import namedtuple
 
 import numpy as np
 from numba import njit
-from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.core import config as numba_config
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from memsim.engine.jit import INLINE as _INLINE
+from memsim.policies import PAGE_POLICIES
 
 # Command ids (must match memsim.dram.spec.CMD; checked there at import).
 ACT, PRE, PREA, RD, WR, RDA, WRA, REF = range(8)
@@ -41,18 +106,20 @@ NONNEG = 0x7FFFFFFFFFFFFFFF
 NO_CONSTRAINT = -(1 << 40)
 
 # Scheduler and page-policy ids (the registries in memsim.engine map names to these).
-SCHED_FCFS, SCHED_FCFS_STRICT, SCHED_FRFCFS, SCHED_FRFCFS_CAP = 0, 1, 2, 3
-PAGE_OPEN, PAGE_CLOSED, PAGE_TIMEOUT = 0, 1, 2
+# Page-policy ids (memsim.policies.PAGE_POLICIES: the registry of names).
+PAGE_OPEN, PAGE_CLOSED, PAGE_TIMEOUT = (PAGE_POLICIES[n].id for n in ("open", "closed", "timeout"))
 
 # Row-buffer outcome of a request: decided by the first command issued for it.
 CAT_NONE, CAT_HIT, CAT_MISS, CAT_CONFLICT = -1, 0, 1, 2
 
 # Indices into the parameter array P.
-(P_NCH, P_NRANK, P_NBG, P_NBA, P_SCHED, P_POLICY, P_TIMEOUT, P_CAP, P_RQ_CAP, P_WQ_CAP,
+(P_NCH, P_NRANK, P_NBG, P_NBA, P_HIT_FIRST, P_POLICY, P_TIMEOUT, P_CAP, P_RQ_CAP, P_WQ_CAP,
  P_WM_HI, P_WM_LO, P_TIMED, P_MAX_OUT, P_REFRESH, P_TREFI, P_TRFC, P_TICK, P_LOG, P_QMASK,
- P_CYCLE, P_FMASK, P_STEP, P_CORES, P_LEN) = range(25)
+ P_CYCLE, P_FMASK, P_STEP, P_CORES, P_CAPPED, P_OLDEST_ONLY, P_CONFLICT_AWARE, P_LEN) = range(28)
 # P_STEP: 1 when the engine is stepped (memsim.engine.step, the SimPy front door), a
 # run-time flag of every loop variant rather than a variant of its own
+# P_HIT_FIRST, P_CAPPED, P_OLDEST_ONLY, P_CONFLICT_AWARE: the scheduler's flags, 1 or 0
+# (memsim.policies.Scheduler; memsim.engine.build copies them)
 # P_CORES: 1 when closed-loop cores are the front end; read only by the loop variants
 # that carry the cores front end as a run-time part (CORES_AT_RUN_TIME, below)
 
@@ -96,6 +163,16 @@ HIST_SIZE = HIST_LINEAR + 47 * 256
 LOG_COLS = 9  # cycle, channel, rank, bankgroup, bank, row, column, command, request
 # (a mechanism may add one column after these: the NDA's source, the sub-bank)
 
+# The ready sets (memsim.engine.readyset): one row of RS_ROW per (rank, queue) in
+# ``State.rs``: the dirty banks, then per command kind (0 hit, 1 ACT, 2 PRE) the ready
+# banks, the future banks and a lower bound of the future banks' local readiness.
+RS_SHIFT = 4
+RS_ROW = 1 << RS_SHIFT
+RS_DIRTY = 0
+RS_READY = 1  # + kind: 1, 2, 3
+RS_FUTURE = 4  # + kind: 4, 5, 6
+RS_FMIN = 7  # + kind: 7, 8, 9
+
 
 Tables = namedtuple("Tables", "latency window_prev window_scope window_next window_size "
                               "window_latency burst_cycles data_delay")
@@ -131,7 +208,7 @@ def hist_index(v):
 def queue_link(P, S, q, ch, k, b):
     """The request just put in slot ``k`` of queue ``q`` of channel ``ch`` (for bank
     ``b``) becomes the newest of its bank's requests in that queue (``q_older`` /
-    ``q_newer``; memsim.engine.core's docstring). Every enqueue calls it."""
+    ``q_newer``; this module's docstring). Every enqueue calls it."""
     head = P[P_QMASK] + 1 + b  # the bank's list head
     last = S.q_older[q, ch, head]
     S.q_newer[q, ch, last] = k

@@ -1,7 +1,8 @@
 """Near-data accelerators (NDAs): the second command source of each rank, compiled.
 
-Only the loop variants built with ``layout.F_NDA`` contain this code. ``core`` calls it at
-a few hook points (see ``core.make_loop``):
+Only the loop variants built with ``layout.F_NDA`` contain this code. The loop and the
+host's scheduler call it at a few hook points (``loop.make_loop``, ``controller``,
+``schedule``):
 
 - ``step`` once per channel and cycle, *before* the host's scheduling step, when the
   host steps, the cycle after (unless that step changed nothing the NDAs see) and at
@@ -24,7 +25,7 @@ a few hook points (see ``core.make_loop``):
 Opportunistic issue (host priority as a guarantee). An NDA command may issue to a rank
 only if it delays no host request the host's scheduler may serve next (every request of
 the queue the channel is serving, and activated requests of the other): for each bank of
-the rank the host's next command there (as ``core._bank_phase`` sees it) and the rest of
+the rank the host's next command there (as ``schedule.bank_phase`` sees it) and the rest of
 its chain (PRE -> ACT -> column command) are projected from the timing table as it
 stands, and the NDA command must not push any of them later (its rank, bank-group and
 bank rows of the table: turnarounds, tCCD, tRRD, tRTP/tWR/tRAS..., and the rank's
@@ -74,7 +75,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from memsim.engine import core, layout, readyset
+from memsim.engine import device, layout
 from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import ei
@@ -296,7 +297,7 @@ def _apply(P, T, S, Xn, cmd, b, t):
     e = S.earliest
     L = T.latency
     # the host's ready sets: the bank's group and its needs may change (engine/readyset.py)
-    readyset.touch_command(P, S, cmd, b, True)
+    device.touch_command(P, S, cmd, b, True)
     nodes = (S.node_ch[b], S.node_rank[b], S.node_bg[b], S.node_bank[b])
     for s in range(4):
         if sc[s] == 0:
@@ -357,7 +358,7 @@ def _chain_delayed(T, S, Xn, cmd, b, t, hb, first, col):
     same_bg = S.node_bg[hb] == S.node_bg[b]
     same_bank = hb == b
     c = first
-    p = core._ready(S, c, hb)
+    p = device.ready_at(S, c, hb)
     if p < t:
         p = t
     if t + _push(T, Xn, cmd, same_bg, same_bank, c) > p:
@@ -365,7 +366,7 @@ def _chain_delayed(T, S, Xn, cmd, b, t, hb, first, col):
     while c != col:
         nx = layout.ACT if c == layout.PRE else col
         p += T.latency[c, 3, nx]
-        r = core._ready(S, nx, hb)
+        r = device.ready_at(S, nx, hb)
         if r > p:
             p = r
         if t + _push(T, Xn, cmd, same_bg, same_bank, nx) > p:
@@ -407,8 +408,8 @@ def _faw_binds(T, S, Xn, b, t, n_act):
 def _host_delayed(P, T, S, Xn, ch, rk, cmd, b, t):
     """Whether NDA ``cmd`` at bank ``b`` (rank ``rk``) at ``t`` would delay a host request
     the host's scheduler may serve next: the rule of opportunistic issue (module
-    docstring). Per bank, the host's next command is the one ``core._bank_phase`` and
-    ``core._activated_ready`` would consider. Returns 0 if it would not, else when to
+    docstring). Per bank, the host's next command is the one ``schedule.bank_phase`` and
+    ``controller.activated_ready`` would consider. Returns 0 if it would not, else when to
     ask again: INF (after the host's next step; nothing else changes the answer: a
     projection only moves with the host's commands, and an NDA command's push moves
     later with time) or, for the tFAW window, when an ACT leaves it.
@@ -418,8 +419,8 @@ def _host_delayed(P, T, S, Xn, ch, rk, cmd, b, t):
     loaded machine) for no measurable speed (AXPY beside a random host: 185k vs 190k
     host requests/s)."""
     q = S.wmode[ch]
-    hit_first = P[layout.P_SCHED] >= layout.SCHED_FRFCFS
-    capped = P[layout.P_SCHED] == layout.SCHED_FRFCFS_CAP
+    hit_first = P[layout.P_HIT_FIRST] != 0
+    capped = P[layout.P_CAPPED] != 0
     cap = P[layout.P_CAP]
     per_rank = P[layout.P_NBG] * P[layout.P_NBA]
     b0 = rk * per_rank
@@ -652,7 +653,7 @@ def _host_command(P, T, S, Xn, cmd, b, t, q, slot):
                 st[rk, NS_DELAYED] += 1
             if v > st[rk, NS_DELAY_MAX]:
                 st[rk, NS_DELAY_MAX] = v
-    # the host-only table: core._apply_constraints without the channel nodes (their
+    # the host-only table: device.apply_constraints without the channel nodes (their
     # earliest cycles only host commands set) and without PREA / REF (see above)
     L = T.latency
     for x in range(layout.N_CMD):
@@ -797,7 +798,7 @@ def _issue_act(P, T, S, Xn, ch, rk, t, i):
 def _issue_pre(P, T, S, Xn, ch, rk, t, i):
     b = Xn.w_bank[rk, i]
     _apply(P, T, S, Xn, layout.PRE, b, t)
-    core._close_bank(P, S, b, t)
+    device.close_bank(P, S, b, t)
     _categorise(Xn, rk, i, NS_CONFLICT)
     Xn.stats[rk, NS_PRE] += 1
     _log(P, S, t, layout.PRE, b, -1, -1)

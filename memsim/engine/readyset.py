@@ -1,6 +1,6 @@
 """Ready sets: the plain scheduler's bank phase, kept up to date between decisions.
 
-The bank phase (``core._bank_phase``) answers, per decision: which banks of the channel
+The bank phase (``schedule.bank_phase``) answers, per decision: which banks of the channel
 have a ready command for the served queue (a row hit's column command, or the ACT or
 PRE its other requests need), and when the next one becomes ready. Computed afresh it
 visits every bank with queued requests, 14 to 24 a decision on random reads at 1 to 4
@@ -18,28 +18,28 @@ part (bank group and bank: its *local* readiness, ``loc``) has passed: ``ready``
 (local part passed: the bank's command is ready whenever the rank's part is) and
 ``future`` bits (not yet; ``fmin`` is a lower bound of their local readiness). A
 command marks its bank *dirty*, and its whole bank group if it moved the group's part
-(``core._apply_constraints`` tells; a whole-rank command marks its rank), an enqueue
+(``device.apply_constraints`` tells; a whole-rank command marks its rank), an enqueue
 its bank; the next decision recomputes only the dirty banks, moves future banks whose
 local part has passed into the ready set, and then per rank and kind costs one test:
 the rank's part against the decision's cycle. Random reads at 1 / 2 / 4 ranks, per
 request (counted uncompiled): 8.7 / 6.9 / 5.4 banks recomputed and 11.2 / 8.9 / 5.7
 future banks walked, where 41 / 58 / 72 banks were visited.
 
-The cost: no list of the banks the forecast names (``core._bank_phase`` keeps one in
+The cost: no list of the banks the forecast names (``schedule.bank_phase`` keeps one in
 ``soon_*``, so that the wake-up at the forecast cycle reads it instead of running the
 phase): streams and the mix run the phase twice as often. Keeping that list (exact,
 tried) made the inlined loop slower everywhere (docs/speed.md, "Ready sets").
 
-Exactly the same decisions as ``core._bank_phase``: the ready list holds the same
-(bank, kind) pairs (in another order, which ``core._pick`` does not depend on: it takes
+Exactly the same decisions as ``schedule.bank_phase``: the ready list holds the same
+(bank, kind) pairs (in another order, which ``schedule.pick`` does not depend on: it takes
 the oldest), and the forecast is never later than the true next ready cycle (it can be
 earlier, from a stale ``fmin``: then a wake-up finds nothing new, which decides nothing,
 as the ``tick`` mode's every-cycle wake-ups show). Used by the variants whose bank state
 changes only through paths that mark it (plain, ECC, cores, NDAs: their enqueues and
-commands mark their banks); sub-banks and same-bank refresh keep ``core._bank_phase``
+commands mark their banks); sub-banks and same-bank refresh keep ``schedule.bank_phase``
 (``NOT_WITH``).
 
-State: ``S.rs`` one row of ``RS_ROW`` per (rank, queue), flat, at ``row(q, rk)``:
+State: ``S.rs`` one row of ``RS_ROW`` per (rank, queue), flat, at ``rs_row(q, rk)``:
 ``[RS_DIRTY]`` the dirty banks (bit i: the rank's i-th bank, as ``pend_mask``), then per
 kind k (0 hit, 1 ACT, 2 PRE) ``[RS_READY + k]``, ``[RS_FUTURE + k]``, ``[RS_FMIN + k]``.
 ``S.rs_loc[((q * NB + b) << 1) | (k > 0)]``: bank b's local readiness for its kind.
@@ -50,6 +50,7 @@ from __future__ import annotations
 from numba import njit
 
 from memsim.engine import nda
+from memsim.engine.device import rs_row
 from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import (
     ACT,
@@ -59,69 +60,27 @@ from memsim.engine.layout import (
     INF,
     NONNEG,
     P_CAP,
+    P_CAPPED,
+    P_HIT_FIRST,
     P_NBA,
     P_NBG,
     P_NRANK,
-    P_SCHED,
     PRE,
-    PREA,
     RD,
-    REF,
-    SCHED_FRFCFS,
-    SCHED_FRFCFS_CAP,
+    RS_DIRTY,
+    RS_FMIN,
+    RS_FUTURE,
+    RS_READY,
     X_NDA,
     ei,
     lowest_bit,
 )
 
-# the variants that keep core._bank_phase: sub-banks have their own scheduler, and
+# the variants that keep schedule.bank_phase: sub-banks have their own scheduler, and
 # same-bank refresh holds banks by their timing rows outside core's paths. ECC's extra
 # accesses and cores' accesses enter through enqueues that mark their banks
 # (engine/ecc.py, engine/cores.py); an NDA's commands mark theirs (engine/nda.py).
 NOT_WITH = F_SUBBANK | F_REFSB
-
-RS_SHIFT = 4
-RS_ROW = 1 << RS_SHIFT
-RS_DIRTY = 0
-RS_READY = 1  # + kind: 1, 2, 3
-RS_FUTURE = 4  # + kind: 4, 5, 6
-RS_FMIN = 7  # + kind: 7, 8, 9
-
-
-@njit(**_INLINE)
-def row(q, rk):
-    """Start of the (queue, rank) row in ``S.rs`` (a rank's two rows side by side)."""
-    return (((rk << 1) | q) << RS_SHIFT) & NONNEG
-
-
-@njit(**_INLINE)
-def touch_bank(S, q, b):
-    """Bank ``b`` got a request in queue ``q``: its needs change (an enqueue)."""
-    S.rs[row(q, S.rank_of[b]) + RS_DIRTY] |= S.bank_bit[b]
-
-
-@njit(**_INLINE)
-def touch_command(P, S, cmd, b, group_moved):
-    """``cmd`` issued at bank ``b`` (a rank-wide command: the rank's first bank) may
-    change what the bank needs and moves its bank part; if ``group_moved``, it moved
-    the bank-group part of its group too, and so its group's banks' readiness; a
-    rank-wide command closes every bank of the rank. Both queues' rows mark those banks
-    dirty."""
-    per_rank = P[P_NBG] * P[P_NBA]
-    rk = S.rank_of[b]
-    if per_rank > 63:
-        bits = -1  # (sub-bank units: the variant keeps no ready sets, nothing to mark)
-    elif cmd == PREA or cmd == REF:
-        bits = (1 << per_rank) - 1
-    elif not group_moved:
-        bits = S.bank_bit[b]
-    else:
-        bg_shift = lowest_bit(P[P_NBA])
-        first = ((b - rk * per_rank) >> bg_shift) << bg_shift  # its bank group's first
-        bits = ((1 << P[P_NBA]) - 1) << first
-    r0 = row(0, rk)
-    S.rs[r0 + RS_DIRTY] |= bits
-    S.rs[r0 + RS_ROW + RS_DIRTY] |= bits
 
 
 @njit(**_INLINE)
@@ -132,8 +91,8 @@ def _recompute(P, S, q, r, rk, d, t):
     keep = ~d
     for f in range(RS_READY, RS_FMIN):
         rs[r + f] &= keep
-    hit_first = P[P_SCHED] >= SCHED_FRFCFS
-    capped = P[P_SCHED] == SCHED_FRFCFS_CAP
+    hit_first = P[P_HIT_FIRST] != 0
+    capped = P[P_CAPPED] != 0
     cap = P[P_CAP]
     d &= S.pend_mask[q, rk]  # (out of every set above; back in only with work queued)
     per_rank = P[P_NBG] * P[P_NBA]
@@ -236,7 +195,7 @@ def _kind(S, q, r, b0, k, cmd, cn, rn, t, ready_bank, ready_hit, n_ready, nxt):
 
 @njit(**_INLINE)
 def bank_phase(P, S, X, ch, t, q, features):
-    """``core._bank_phase`` from the ready sets (module docstring): lists the banks with
+    """``schedule.bank_phase`` from the ready sets (module docstring): lists the banks with
     a ready command in ``ready_bank / ready_hit[ch]`` and returns (their number, a cycle
     no later than the earliest at which a command not ready becomes ready)."""
     ready_bank = S.ready_bank[ch]
@@ -251,7 +210,7 @@ def bank_phase(P, S, X, ch, t, q, features):
             continue  # a due refresh: the rank takes no command of the host
         if features & F_NDA and nda.host_blocked(X[X_NDA], rk, t):
             continue  # (nor while its NDA owns it)
-        r = row(q, rk)
+        r = rs_row(q, rk)
         d = S.rs[r + RS_DIRTY]
         if d != 0:
             S.rs[r + RS_DIRTY] = 0

@@ -3,7 +3,7 @@
 With ``dram.refresh_mode: same_bank`` (DDR5; memsim/dram/refresh.py, ddr5.py) a rank is
 refreshed one *bank index* at a time: a REFsb to index k refreshes bank k of every bank
 group, and the rank's other banks keep serving. The controller here replaces the
-all-bank ``core._refresh`` in this variant only (the plain loop never contains it):
+all-bank ``device.all_bank_refresh`` in this variant only (the plain loop never contains it):
 
 - a REFsb falls due every ``interval`` cycles per rank (tREFI2 / banks_per_group);
   ``owed`` counts those not issued yet. Each bank index gets one REFsb per *set*
@@ -24,7 +24,7 @@ all-bank ``core._refresh`` in this variant only (the plain loop never contains i
   every ACT of the rank for tREFSBRD, so those ACTs go first and their requests are
   served while it runs.
 - requests to a held or refreshing index cannot be served until its refresh ends: the
-  write drain does not count them (core._update_write_mode, ``unservable``), else a
+  write drain does not count them (controller.update_write_mode, ``unservable``), else a
   drain could wait out tRFCsb with nothing to issue while reads queue.
 - a REFsb applies the table's REF rows: the rank and other-rank rows to the rank
   (tREFSBRD: an ACT to another bank, the next REFsb), the bank rows to its banks only
@@ -50,7 +50,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from memsim.engine import core as _c
+from memsim.engine import device, layout
 from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import (
     ACT,
@@ -136,12 +136,12 @@ def _closable_at(P, T, S, rk, k, t):
     at = t
     for _g in range(nbg):
         if S.open_row[b] >= 0:
-            r = _c._ready(S, PRE, b)
+            r = device.ready_at(S, PRE, b)
             if r < t:
                 r = t
             r += T.latency[PRE, 3, REF]
         else:
-            r = _c._ready(S, REF, b)
+            r = device.ready_at(S, REF, b)
         if r > at:
             at = r
         b += nba
@@ -157,9 +157,9 @@ def _closable_from(P, S, rk, k, trp):
     at = np.int64(0)
     for _g in range(nbg):
         if S.open_row[b] >= 0:
-            r = _c._ready(S, PRE, b)
+            r = device.ready_at(S, PRE, b)
         else:
-            r = _c._ready(S, REF, b) - trp
+            r = device.ready_at(S, REF, b) - trp
         if r > at:
             at = r
         b += nba
@@ -223,7 +223,7 @@ def _act_wanted(P, S, rk, k, t):
     for b in range(b0, b0 + nbg * nba):
         if (b - b0) % nba == k or S.open_row[b] >= 0 or S.pending[q, b] == 0:
             continue
-        if _c._ready(S, ACT, b) <= t:
+        if device.ready_at(S, ACT, b) <= t:
             return True
     return False
 
@@ -266,7 +266,7 @@ def _log_refsb(P, S, t, rk, k):
     if P[P_LOG] == 0:
         return
     nr = P[P_NRANK]
-    i = S.F[_c.F_LOG_LEN]
+    i = S.F[layout.F_LOG_LEN]
     L = S.log
     L[i, 0] = t
     L[i, 1] = rk // nr
@@ -277,7 +277,7 @@ def _log_refsb(P, S, t, rk, k):
     L[i, 6] = -1
     L[i, 7] = LOG_REFSB
     L[i, 8] = -1
-    S.F[_c.F_LOG_LEN] = i + 1
+    S.F[layout.F_LOG_LEN] = i + 1
 
 
 @njit(**_INLINE)
@@ -328,19 +328,19 @@ def same_bank(P, T, S, R, ch, t):
         for g in range(nbg):
             b = b0 + g * nba
             if S.open_row[b] >= 0:
-                r = _c._ready(S, PRE, b)
+                r = device.ready_at(S, PRE, b)
                 if S.owner_id[b] >= 0:
                     # its activated request is served first (the scheduler issues its
                     # column command; it is ready before tRAS lets the bank close)
                     r = INF
                 if r <= t:
-                    _c._issue_pre(P, T, S, t, b, -1)
+                    device.issue_pre(P, T, S, t, b, -1)
                     return True, t + 1, True
                 if r < nxt:
                     nxt = r
                 ready = INF
             elif ready < INF:
-                r = _c._ready(S, REF, b)
+                r = device.ready_at(S, REF, b)
                 if r > ready:
                     ready = r
         if ready > t:

@@ -55,7 +55,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from memsim.engine import core, layout
+from memsim.engine import controller, device, layout
 from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import F_SUBBANK, X_SUBBANK, ei  # noqa: F401 - (memsim.engine)
@@ -71,7 +71,6 @@ N_CMD_SUBBANK = SA_SEL + 1
 # scopes of the compiled table beyond core's (memsim.dram.spec.SCOPE_*)
 SCOPE_SIBLING, SCOPE_BUS, SCOPE_COLUMN_PATH = 5, 6, 7
 
-SCHED_ERUCA = 4  # scheduler id (registry in memsim.engine)
 
 # An index masked with this is known to the compiler to be non-negative (its sign bit
 # clear), so numba's fix-up of negative indices (a compare and a select on every load
@@ -281,13 +280,13 @@ def _push(e, node, L, cmd, scope, t, c0, c1):
 
 @njit(**_CALLEE)
 def _apply_extra(P, T, S, Z, cmd, u, t):
-    """What core._apply_constraints does not: SA_SEL as a command (previous or next) at
+    """What device.apply_constraints does not: SA_SEL as a command (previous or next) at
     the core scopes, the sibling, bus and column-path scopes, and the power window.
     Not inlined: it runs once per command issued, and its eight table updates, copied
     into each of its callers, were the largest part of the sub-bank variants' compile."""
     L = T.latency
     e = S.earliest
-    ch, rn, gn, un = core._nodes(S, u)
+    ch, rn, gn, un = device.nodes(S, u)
     if cmd == SA_SEL:
         c0 = 0  # core never applies SA_SEL: every next command at the core scopes
     else:
@@ -330,7 +329,7 @@ def _account(S, Z, cmd, u):
     """Count a shared resource that holds ``cmd`` at ``u`` past everything else, with
     the cycles it alone added (called just before the command issues)."""
     e = S.earliest
-    base = core._ready(S, cmd, u)
+    base = device.ready_at(S, cmd, u)
     rb = e[ei(Z.node_bus[u], cmd)]
     rp = e[ei(Z.node_pow[u], cmd)]
     rc = e[ei(Z.node_cp[u], cmd)]
@@ -567,7 +566,7 @@ def _patch_log(P, S, Z, u):
 @njit(**_INLINE)
 def _issue_pre(P, T, S, Z, t, x, req):
     _account(S, Z, layout.PRE, x)
-    core._issue_pre(P, T, S, t, x, req)
+    device.issue_pre(P, T, S, t, x, req)
     _closed(Z, x, t, t)
     _apply_extra(P, T, S, Z, layout.PRE, x, t)
     _patch_log(P, S, Z, x)
@@ -590,17 +589,17 @@ def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x, features):
             _row_path_resolved(Z, u, row, t)
             # (a request still waiting now waits for this sub-bank's row, not the path)
             Z.rp_since[u] = -1
-        core._issue_act(P, T, S, t, q, ch, i)
+        device.issue_act(P, T, S, t, q, ch, i)
         _opened(Z, u, row, t)
     elif cmd == SA_SEL:
         if S.q_cat[q, ch, i] == layout.CAT_NONE:
             S.q_cat[q, ch, i] = layout.CAT_HIT
             S.q_first[q, ch, i] = t
-        core._apply_constraints(P, T, S, SA_SEL, u, t)
+        device.apply_constraints(P, T, S, SA_SEL, u, t)
         _select(Z, u // Z.p[ZP_SB], u, S.q_id[q, ch, i], q)
         Z.counters[ZC_SASEL] += 1
         S.last_use[u] = t
-        core._log(P, S, t, SA_SEL, u, S.open_row[u], -1, S.q_id[q, ch, i], S.rank_of[u])
+        device.log_command(P, S, t, SA_SEL, u, S.open_row[u], -1, S.q_id[q, ch, i], S.rank_of[u])
     else:
         rk = S.rank_of[u]
         g = u // P[layout.P_NBA]
@@ -614,7 +613,7 @@ def _issue(P, T, S, X, Z, t, q, ch, i, cmd, x, features):
         Z.last_col_bus[rk] = bus
         Z.last_bus[g] = bus
         Z.sel_req[u // Z.p[ZP_SB]] = -1  # (MASA) the selection is used
-        core._issue_column(P, T, S, X, t, q, ch, i, features)
+        controller.issue_column(P, T, S, X, t, q, ch, i, features)
         cmd = layout.RD + q
         if S.open_row[u] < 0:
             # auto-precharge: it happens after tRTP / write recovery, not before ACT+tRAS
@@ -648,14 +647,14 @@ def _after_refresh(P, S, Z, ch, t):
 # ---------------------------------------------------------------- the scheduler
 
 @njit(**_INLINE)
-def _priority(P, Z, sched, kind, u, j):
+def _priority(P, Z, kind, u, j):
     """Lower goes first (ties: the older request). FCFS: all alike; FR-FCFS: row hits,
     then the rest; ERUCA: FR-FCFS with hits on the other bus of their bank group first
     and precharges forced by the row-address path last (but never the oldest
     request's, nor one past the age cap: ``j`` is then 0)."""
-    if sched < layout.SCHED_FRFCFS:
+    if P[layout.P_HIT_FIRST] == 0:
         return 0
-    if sched != SCHED_ERUCA:
+    if P[layout.P_CONFLICT_AWARE] == 0:
         return 0 if kind == K_HIT else 1
     if kind == K_HIT:
         if Z.p[ZP_OTHERBUS] != 0 and Z.p[ZP_BUSES] > 1 and \
@@ -710,7 +709,7 @@ def _forecast_exact(P, Z):
     depends on the cycle (the row-hit cap marks units per scan, the age cap and the page
     timeout count cycles; the eruca scheduler's age cap too, but the scan notes the
     first cycle at which it lets a held request go: see _pick_queue)."""
-    return P[layout.P_SCHED] != layout.SCHED_FRFCFS_CAP and \
+    return P[layout.P_CAPPED] == 0 and \
         P[layout.P_POLICY] != layout.PAGE_TIMEOUT
 
 
@@ -770,9 +769,8 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
     """The command for the queue the write mode serves, by the scheduler's priority.
     Returns (the request's slot or -1, command, unit, next cycle at which a command of
     the queue becomes ready)."""
-    sched = P[layout.P_SCHED]
-    hit_first = sched >= layout.SCHED_FRFCFS
-    capped = sched == layout.SCHED_FRFCFS_CAP
+    hit_first = P[layout.P_HIT_FIRST] != 0
+    capped = P[layout.P_CAPPED] != 0
     cap = P[layout.P_CAP]
     nxt = layout.INF
     best = -1
@@ -782,12 +780,12 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
     head = S.q_head[q, ch]
     mask = P[layout.P_QMASK] & _NONNEG  # (slots then known non-negative: see _NONNEG)
     n_scan = S.q_len[q, ch]
-    if sched == layout.SCHED_FCFS_STRICT and n_scan > 1:
+    if P[layout.P_OLDEST_ONLY] != 0 and n_scan > 1:
         n_scan = 1
     # the eruca scheduler's avoidance: a row-path precharge waits while the bank's open
     # rows still have work (a queued hit, or an ACT compatible with every open sibling,
     # marked in ``work`` as the scan meets them), so it is decided after the scan
-    avoid = sched == SCHED_ERUCA and Z.p[ZP_AVOID] != 0
+    avoid = P[layout.P_CONFLICT_AWARE] != 0 and Z.p[ZP_AVOID] != 0
     n_cand = 0
     best_j = n_scan
     age_cap = Z.p[ZP_AGECAP]
@@ -865,7 +863,7 @@ def _pick_queue(P, S, Z, ch, t, q, scan):
             Z.work[Z.bank_of[u]] = scan
         if kind == K_HIT and capped and Z.scan_stamp[u] == scan and S.bypass[u] >= cap:
             continue  # the row-hit cap: an older request to this unit's row goes first
-        prio = _priority(P, Z, sched, kind, u, j if held else 0)
+        prio = _priority(P, Z, kind, u, j if held else 0)
         if best >= 0 and prio >= best_prio:
             # it cannot be chosen (a ready older request goes first at equal priority,
             # and a row-path candidate only wins a tie against a younger one), and once
@@ -937,16 +935,16 @@ def _no_refresh_waits(P, S, ch):
 @njit(**_INLINE)
 def schedule_channel(P, T, S, X, ch, t, features):
     """Issue at most one command on channel ``ch`` at cycle ``t`` (the sub-bank variant
-    of core._schedule_channel). Returns the next cycle this channel needs attention."""
+    of schedule.schedule_channel). Returns the next cycle this channel needs attention."""
     Z = X[X_SUBBANK]
     # woken at the cycle the last scan foretold, nothing changed on the channel since
     # (an enqueue, a command or a refresh resets clean_at): see _pick_soon
     clean = S.clean_at[ch] == t
     S.clean_at[ch] = -1
-    core._update_write_mode(P, S, X, ch, t, features)
+    controller.update_write_mode(P, S, X, ch, t, features)
     nxt = layout.INF
     if P[layout.P_REFRESH] != 0:
-        issued, nxt = core._refresh(P, T, S, ch, t)
+        issued, nxt = device.all_bank_refresh(P, T, S, ch, t)
         if issued:
             _after_refresh(P, S, Z, ch, t)
             return t + 1

@@ -214,6 +214,10 @@ def summarise(reader) -> dict[str, str]:
                      "bytes)",
         "time span": span,
     }
+    if reader.timed:  # what the cycles count (memsim.trace.clock)
+        report["clock"] = (f"{reader.clock[0]} (its '# clock:' header, line {reader.clock[1]})"
+                           if reader.clock else "dram (no '# clock:' header: the cycles of "
+                                                "the DRAM clock that replays it)")
     if reader.bad_lines:
         report["skipped"] = f"{reader.bad_lines} bad line(s)"
     return report

@@ -13,6 +13,11 @@ with one bad cycle stays native and gets that line reported. Lines only USIMM al
 (a fourth, pc field; a bare hex address) already tip the count. A USIMM trace whose
 first gaps seldom decrease (say, all 0) and that has no such lines reads as native;
 pass ``--format usimm`` for it.
+
+Another is refused: ``100 R`` is a native record that lost its address, or a Ramulator
+1 record whose bare hex address happens to have no letter. A sample whose two-field
+records are all like that is detected as no format (the error names the line and both
+readings); ``--format usimm`` reads them as Ramulator 1 addresses.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import numpy as np
 from . import instreader
 from .errors import file_error, shown_text
 from .files import check_readable, magic, read_head
-from .syntax import TEXT_FORMATS, strip_comment
+from .syntax import NATIVE, TEXT_FORMATS, USIMM, strip_comment
 from .vectorparse import parse_block
 
 SNIFF_BYTES = 1 << 16
@@ -107,6 +112,8 @@ def _best_text_format(path: str, records: list[tuple[int, bytes]]) -> str:
         if name == "native" and _looks_like_usimm(parsed.lead[parsed.ok & parsed.timed]):
             scores[name] = 0
     best = max(scores, key=lambda name: scores[name])  # first of equals wins
+    if best == "usimm":
+        _refuse_short_native_records(path, records)
     if scores[best] == 0:
         no, raw = records[0]
         expected = "; ".join(f"{f.name}: {f.syntax}" for f in TEXT_FORMATS.values())
@@ -114,6 +121,22 @@ def _best_text_format(path: str, records: list[tuple[int, bytes]]) -> str:
                                f"{shown_text(raw)!r} is a record of no known format "
                                f"({expected}); pass --format")
     return best
+
+
+def _refuse_short_native_records(path: str, records: list[tuple[int, bytes]]) -> None:
+    """A TraceError if every two-field record of the sample reads as native ``cycle op``
+    with its address missing as well as Ramulator 1 ``address op`` (``100 R``): the
+    sample would be USIMM only on the strength of records that are probably short."""
+    ops = USIMM.read_ops + USIMM.write_ops
+    two_fields = [(no, raw, tokens) for no, raw in records
+                  if len(tokens := strip_comment(raw).split()) == 2 and tokens[1] in ops]
+    if two_fields and all(tokens[0].isdigit() for _, _, tokens in two_fields):
+        no, raw, _ = two_fields[0]
+        raise file_error(path, f"cannot detect the trace format: line {no} "
+                               f"{shown_text(raw)!r} is a native record without its address "
+                               f"(expected {NATIVE.syntax}) or a Ramulator 1 record with a "
+                               f"bare hex address (address R|W); give every record its "
+                               f"address, or pass --format usimm if these are hex addresses")
 
 
 def _looks_like_usimm(cycles: np.ndarray) -> bool:

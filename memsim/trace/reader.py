@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from .binary import probe_binary, read_binary_chunks
 from .chunk import TraceChunk
+from .clock import TraceClock, read_header
 from .detect import detect_format
 from .errors import TraceError
 from .files import check_readable, is_gzip
@@ -36,6 +37,8 @@ class TraceReader:
                     :meth:`chunks`; only ever non-zero with ``skip_bad_lines``
     length:         number of records if known without reading them all (binary
                     formats), else None
+    clock:          the clock a text trace declares in its ``# clock:`` header and that
+                    line's number (memsim.trace.clock), else None
     stored_bytes:   size of the file as stored (compressed, for gzip)
     bytes_read, records_read: how far the current pass over a text trace has got
                     (bytes of the file as stored, good records); see
@@ -52,6 +55,7 @@ class TraceReader:
         self.skip_bad_lines = skip_bad_lines
         self.bad_lines = 0
         self.length: int | None = None
+        self.clock: tuple[TraceClock, int] | None = None
         self.stored_bytes = os.path.getsize(path)
         self.bytes_read = self.records_read = 0
 
@@ -122,6 +126,7 @@ def open_trace(path, fmt: str | None = None, chunk_size: int = DEFAULT_CHUNK_SIZ
         reader.timed, reader.length = probe_binary(path, fmt)
     else:
         reader.timed = _first_record_timed(reader)
+        reader.clock = read_header(path)
     return reader
 
 

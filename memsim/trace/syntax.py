@@ -24,6 +24,14 @@ Field kinds:
 Bare addresses are decimal in native and Ramulator 2 traces and hex in DRAMsim3 and
 Ramulator 1 / USIMM traces, as those simulators read them.
 
+A native trace's cycles count the clock its *clock header* names, a comment line before
+its first record: ``# clock: 1200 MHz`` (cycles of a 1200 MHz clock, DDR4-2400's
+command clock), ``# clock: ns`` (nanoseconds) or ``# clock: dram`` (cycles of whatever
+DRAM clock replays it, what a trace without the header means). A run converts them to
+its own DRAM clock; ``frontend.trace_clock`` says the same for a trace without the line
+(``memsim.trace.clock``). The line is a comment to the parsers here, so the other text
+formats may carry it too.
+
 The fast vectorised parser in ``vectorparse`` accepts exactly the lines
 :func:`parse_line` accepts (a property test checks this); this module is what explains
 *why* a line is bad, so it is used for error messages and for format detection.
