@@ -149,7 +149,7 @@ def diff(ours: int, theirs: int) -> str:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--programs", nargs="*", default=list(PROGRAMS),
                     choices=list(PROGRAMS), metavar="NAME")
     ap.add_argument("--I1", type=geometry, default=(32768, 8, 64), metavar="SIZE,WAYS,LINE")

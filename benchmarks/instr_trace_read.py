@@ -142,7 +142,7 @@ def compile_seconds() -> list[tuple[float, float]]:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-n", type=int, default=10_000_000, help="records per trace")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--dir", default=None, help="where to write the traces (default: a "

@@ -87,7 +87,7 @@ def table(entries: dict) -> str:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--names", nargs="*", default=list(WORKLOADS), choices=list(WORKLOADS),
                     metavar="NAME")
     ap.add_argument("--out", default="traces/workloads")
