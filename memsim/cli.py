@@ -149,8 +149,10 @@ def build_parser(run_only: bool = False) -> argparse.ArgumentParser:
     from memsim.plot import add_plot_parser
     from memsim.sweep import add_sweep_parser
     from memsim.trace.cli import add_trace_parser
+    from memsim.workloads.cli import add_workload_parser
 
     add_trace_parser(sub)
+    add_workload_parser(sub)
     add_sweep_parser(sub)
     add_compare_parser(sub)
     add_plot_parser(sub)

@@ -108,6 +108,10 @@ FILE_TIERS = {
     "test_front_door.py": "data",
     "test_imports.py": "data",
     "test_trace_short_records.py": "data",
+    "test_cache_config.py": "data",
+    "test_cache_model.py": "data",
+    "test_cache_filter.py": "data",
+    "test_instr_traces.py": "data",
     # engine: the plain loop
     "test_compare.py": "engine",
     "test_compiler.py": "engine",
@@ -153,6 +157,8 @@ FILE_TIERS = {
     "test_readme.py": "slow",
     "test_readyset.py": "slow",
     "test_signals.py": "slow",
+    "test_capture.py": "slow",
+    "test_workload_traces.py": "slow",
 }
 
 TEST_TIERS = {
@@ -211,6 +217,9 @@ TEST_TIERS = {
     "test_trace_sim.py::test_malformed_line_exits_2_naming_file_line_and_text": "slow",
     "test_trace_sim.py::test_skip_bad_lines_counts_them_and_simulates_the_rest": "slow",
     "test_trace_sim.py::test_unreadable_trace_exits_2_with_its_own_message": "slow",
+    "test_cache_filter.py::test_the_filter_command_reports_levels_and_writes_stats": "slow",
+    "test_cache_filter.py::test_filter_errors_name_the_cause_and_write_nothing": "slow",
+    "test_cache_filter.py::test_filtering_a_memory_request_trace_says_what_it_is": "slow",
 }
 
 

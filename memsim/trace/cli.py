@@ -1,4 +1,5 @@
-"""The ``memsim trace`` command: ``gen`` makes a synthetic trace, ``info`` summarises one.
+"""The ``memsim trace`` command: ``gen`` makes a synthetic trace, ``info`` summarises one;
+``filter`` and ``capture`` (``memsim.cache.cli``) make LLC-miss traces of programs.
 
 The main CLI calls :func:`add_trace_parser` on its sub-parsers; each sub-command's
 ``func(args)`` returns the exit code: 0 on success, 2 on a bad trace or bad arguments
@@ -50,8 +51,9 @@ def _positive_int(text: str) -> int:
 def add_trace_parser(subparsers) -> argparse.ArgumentParser:
     """Register ``trace gen`` and ``trace info`` on the main CLI's sub-parsers."""
     trace = subparsers.add_parser(
-        "trace", help="generate and inspect memory traces",
-        description="Generate synthetic memory traces and inspect trace files.")
+        "trace", help="generate, inspect, filter and capture memory traces",
+        description="Generate synthetic memory traces, inspect trace files, and turn "
+                    "programs and their instruction-level traces into LLC-miss traces.")
     commands = trace.add_subparsers(dest="trace_command", metavar="COMMAND", required=True)
 
     gen = commands.add_parser(
@@ -95,6 +97,10 @@ def add_trace_parser(subparsers) -> argparse.ArgumentParser:
     info.add_argument("--skip-bad-lines", action="store_true",
                       help="skip and count malformed records instead of stopping")
     info.set_defaults(func=run_info)
+
+    from memsim.cache.cli import add_filter_parsers  # trace filter, trace capture
+
+    add_filter_parsers(commands)
     return trace
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import instreader
 from .errors import file_error, shown_text
 from .files import check_readable, magic, read_head
 from .syntax import NATIVE, TEXT_FORMATS, USIMM, strip_comment
@@ -45,10 +46,15 @@ def binary_format(head: bytes) -> str | None:
 
 
 def detect_format(path) -> str:
-    """The format name of the trace at ``path`` (one of ``FORMATS``), from its content."""
+    """The format name of the trace at ``path`` (one of ``FORMATS``, or of
+    ``instreader.INSTRUCTION_FORMATS`` for an instruction-level trace), from its
+    content."""
     path = str(path)
     check_readable(path)
     found = binary_format(magic(path))
+    if found:
+        return found
+    found = instreader.sniff(path)  # an instruction-level trace (lackey, ChampSim, ...)
     if found:
         return found
     lines = _sample_lines(path)

@@ -17,6 +17,7 @@ from .clock import TraceClock, read_header
 from .detect import detect_format
 from .errors import TraceError
 from .files import check_readable, is_gzip
+from .instreader import DESCRIPTIONS, INSTRUCTION_FORMATS
 from .syntax import TEXT_FORMATS
 from .textreader import read_text_chunks
 
@@ -111,6 +112,10 @@ def open_trace(path, fmt: str | None = None, chunk_size: int = DEFAULT_CHUNK_SIZ
     check_readable(path)
     if fmt is None:
         fmt = detect_format(path)
+        if fmt in INSTRUCTION_FORMATS:
+            raise TraceError(f"{path}: a {DESCRIPTIONS[fmt]} trace: it records a program's "
+                             f"instructions, not the requests that reach memory; filter it "
+                             f"through caches first: memsim trace filter {path} -o OUT.trace")
     elif fmt not in FORMATS:
         raise TraceError(f"unknown trace format {fmt!r} (expected one of "
                          f"{', '.join(FORMATS)})")
