@@ -12,11 +12,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
 SETUP = "python -m pip install -q -e . && python -m memsim run "
-TESTS = "python -m pip install -q -e '.[test]' && python -m ruff check . && python -m pytest -q"
+TESTS = ("sh scripts/test-deps.sh && python -m pip install -q -e '.[test]' && "
+         "python -m ruff check . && python -m pytest -q")
 
 
 def test_readme_opens_with_the_setup_and_run_and_the_test_command():
-    commands = re.findall(r"^    (python -m pip install .*)$", README, re.M)
+    commands = re.findall(r"^    ((?:sh scripts/test-deps.sh && )?python -m pip install .*)$",
+                          README, re.M)
     assert commands[0].startswith(SETUP)
     assert commands[1] == TESTS
     assert TESTS in (ROOT / ".ci" / "run").read_text()
