@@ -944,7 +944,7 @@ def schedule_channel(P, T, S, X, ch, t, features):
     controller.update_write_mode(P, S, X, ch, t, features)
     nxt = layout.INF
     if P[layout.P_REFRESH] != 0:
-        issued, nxt = device.all_bank_refresh(P, T, S, ch, t)
+        issued, nxt = device.all_bank_refresh(P, T, S, ch, t, False)
         if issued:
             _after_refresh(P, S, Z, ch, t)
             return t + 1
