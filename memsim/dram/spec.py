@@ -157,9 +157,9 @@ def build(cfg) -> DeviceSpec:
     d = cfg.dram
     dev = device_mod.of(cfg)
     std = dev.std
-    if std.COMMANDS != COMMANDS or std.LEVELS != LEVELS:
-        raise ValueError(f"standard {d.standard}: its commands / levels are not the "
-                         f"engine's ({', '.join(COMMANDS)}; {', '.join(LEVELS)})")
+    if scheme_needs_engine_names(dev) and std.COMMANDS != COMMANDS:
+        raise ValueError(f"standard {d.standard}: sub-banks need the engine's command names "
+                         f"({', '.join(COMMANDS)})")
     org = dev.organisation
     timings = dict(dev.timings)
     scheme = dev.subbank_scheme
@@ -214,14 +214,27 @@ def build(cfg) -> DeviceSpec:
     )
 
 
+def command_ids(std) -> dict[str, int]:
+    """The standard's command names -> the engine's command ids, by their kinds
+    (``COMMAND_KINDS``: the engine has one id per kind; two commands of one kind share
+    it, and the table keeps the larger latency of their rows)."""
+    return {c: CMD[std.COMMAND_KINDS[c]] for c in std.COMMANDS}
+
+
+def scheme_needs_engine_names(dev) -> bool:
+    """Sub-bank schemes write their rules with the engine's command names."""
+    return dev.subbank_scheme != "none"
+
+
 def _compile_standard(std, iface, eff, burst, timings, scale, nda=False,
                       refresh=refresh_mod.ALL_BANK):
     """The standard's constraint rows (and the ECC scheme's) -> (latency[prev, scope,
     next] in engine ticks, windowed rules)."""
     rows = (refresh_mod.rows_for(refresh, std.CONSTRAINTS) + iface.extra_constraints()
             + (std.NDA_CONSTRAINTS if nda else ()))
-    latency, windows = _compile(rows, CMD, N_CMD, N_SCOPES, eff,
-                                burst_of=lambda p: burst.get(CMD[p], timings["tBL"]),
+    ids = command_ids(std)
+    latency, windows = _compile(rows, ids, N_CMD, N_SCOPES, eff,
+                                burst_of=lambda p: burst.get(ids[p], timings["tBL"]),
                                 scope_of=lambda level, expr: LEVEL[level], ticks=scale,
                                 offsets=constraint_mod.cycle_offsets(std.COMMAND_BUS_CYCLES))
     if scale > 1:
