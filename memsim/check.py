@@ -223,10 +223,27 @@ DDR5_RULES = tuple(
     Rule("rank_cmd", RANK, TWO_CYCLE, COMMANDS, "2",
          between=((HOST, NDA), (NDA, HOST), (NDA, NDA)), bus=True),
 )
+# LPDDR5 (JESD209-5B, docs/reference/lpddr5.md): the log's ACT is ACT-1 and ACT-2 on
+# consecutive clocks, the bank's rules counted from ACT-1 (no shift); the command bus is
+# held two clocks by an ACT, one by every other command; RD -> PRE waits the burst and
+# tRTP; an all-bank precharge takes tRPab; PRE / PREA tPPD apart on a rank; the same
+# bank group's write-to-read counts from the end of the column cycle (tCCD_L).
+LPDDR5_RULES = tuple(r for r in RULES
+                     if r.name not in ("tRTP", "tWTR_L")
+                     and (r.name, r.earlier) != ("tRP", ("PREA",))) + (
+    Rule("tRTP", BANK, ("RD",), ("PRE", "PREA"), "tBL + tRTP"),
+    Rule("tWTR_L", BANKGROUP, WRITES, READS, "CWL + tCCD_L + tWTR_L"),
+    Rule("tRPab", RANK, ("PREA",), ("ACT", "REF"), "tRPab"),
+    Rule("tPPD", RANK, ("PRE", "PREA"), ("PRE", "PREA"), "tPPD"),
+    Rule("cmd_bus", CHANNEL, ("ACT",), COMMANDS, "2", bus=True),
+)
+# an RDA's implied precharge follows its burst and tRTP (LPDDR5)
+AUTO_PRE_AFTER_READ = {"DDR4": "tRTP", "DDR5": "tRTP", "LPDDR5": "tBL + tRTP"}
+
 # Commands that take more than one cycle, per standard: cycles from the first to the
-# last (the one a rule counts from).
-STANDARD_CYCLE_OFFSETS = {"DDR4": {}, "DDR5": dict.fromkeys(TWO_CYCLE, 1)}
-STANDARD_RULES = {"DDR4": RULES, "DDR5": DDR5_RULES}
+# one a rule counts from (DDR5: the second; LPDDR5's ACT: ACT-1, the first).
+STANDARD_CYCLE_OFFSETS = {"DDR4": {}, "DDR5": dict.fromkeys(TWO_CYCLE, 1), "LPDDR5": {}}
+STANDARD_RULES = {"DDR4": RULES, "DDR5": DDR5_RULES, "LPDDR5": LPDDR5_RULES}
 
 # Refresh modes (dram.refresh_mode; memsim/dram/refresh.py, docs/reference/ddr5.md).
 # fine_granularity: the REF rules with tRFC2 for tRFC and tREFI2 = tREFI / 2 for tREFI.
@@ -448,6 +465,7 @@ class ProtocolChecker:
         # per command id: cycles from its first to its last cycle (0: one-cycle), in ticks
         # below once the scale is known
         self._offsets = STANDARD_CYCLE_OFFSETS[standard]
+        self.standard = standard
         # refresh modes: fine granularity's tRFC2 every tREFI2; same-bank's REFsb rules
         self.refresh_mode = refresh_mode
         self.same_bank = refresh_mode == "same_bank"
@@ -564,6 +582,11 @@ class ProtocolChecker:
         if cmd in (_WR, _WRA):
             return self.write_burst
         return self.t["tBL"]
+
+    def _gap_expr(self, expr: str) -> int:
+        """An expression over the timings (tBL: the default burst), in ticks."""
+        env = dict(self.t)
+        return int(eval(expr, {"__builtins__": {}}, env) * self.scale)  # noqa: S307
 
     def _gap(self, rule_index: int, burst_cycles) -> int:
         """A rule's gap in ticks, ``tBL`` being ``burst_cycles`` (the earlier command's)."""
@@ -714,6 +737,7 @@ class ProtocolChecker:
         faw_acts = self.faw_acts
         sub = self.sub
         off = self._off
+        rda_pre = self._gap_expr(AUTO_PRE_AFTER_READ[self.standard])
 
         line = first_line - 1
         for t, c, r, g, b, row, col, cmd, src, sb in zip(*arrays, strict=True):
@@ -884,7 +908,7 @@ class ProtocolChecker:
                 # the implied precharge: after tRTP / write recovery, never before ACT+tRAS
                 # (counted from the commands' last cycles)
                 if cmd == _RDA:
-                    pre_at = t + off[cmd] + tRTP
+                    pre_at = t + off[cmd] + rda_pre
                 else:
                     pre_at = t + off[cmd] + CWL + bl + tWR
                 act = open_rec[bank_node]

@@ -803,8 +803,10 @@ def _check_standard(d: DramConfig) -> None:
         raise ConfigError(f"dram.density_gbit: {d.density_gbit} is not a {d.standard} "
                           f"density (expected one of: {', '.join(map(str, densities))})")
     if d.refresh_mode not in std.REFRESH_MODES:
+        why = std.NOT_MODELLED_VALUES.get(("dram.refresh_mode", d.refresh_mode))
         raise ConfigError(f"dram.refresh_mode: {d.refresh_mode!r} is not modelled for "
-                          f"{d.standard} (expected one of: {', '.join(std.REFRESH_MODES)})")
+                          f"{d.standard}{': ' + why if why else ''} (expected one of: "
+                          f"{', '.join(std.REFRESH_MODES)})")
 
 
 def _check_not_modelled(cfg: Config) -> None:

@@ -27,9 +27,10 @@ from __future__ import annotations
 from fractions import Fraction
 
 
-def tck_ps(rate_mtps: int) -> int:
-    """JEDEC's tCK(avg) in whole picoseconds: 2 transfers per clock, truncated."""
-    return 2_000_000 // int(rate_mtps)
+def tck_ps(rate_mtps: int, per_clock: int = 2) -> int:
+    """JEDEC's tCK(avg) in whole picoseconds, truncated: ``per_clock`` data transfers per
+    clock (2 for DDR4 / DDR5; LPDDR5's CK runs at a quarter of WCK, 8 transfers)."""
+    return per_clock * 1_000_000 // int(rate_mtps)
 
 
 def _ps(ns) -> int:
@@ -40,13 +41,13 @@ def _ps(ns) -> int:
     return int(ps)
 
 
-def nck(ns, rate_mtps: int, min_nck: int = 0) -> int:
+def nck(ns, rate_mtps: int, min_nck: int = 0, per_clock: int = 2) -> int:
     """A minimum timing: max(min_nck, JEDEC's rounding of ``ns`` to clocks)."""
-    cycles = (_ps(ns) * 997 // tck_ps(rate_mtps) + 1000) // 1000
+    cycles = (_ps(ns) * 997 // tck_ps(rate_mtps, per_clock) + 1000) // 1000
     return max(int(min_nck), cycles)
 
 
-def interval_nck(ns, rate_mtps: int) -> int:
+def interval_nck(ns, rate_mtps: int, per_clock: int = 2) -> int:
     """An average or maximum interval (tREFI): the whole clocks of the data rate's exact
     period that fit in ``ns``."""
-    return int(Fraction(str(ns)) * int(rate_mtps) / 2000)
+    return int(Fraction(str(ns)) * int(rate_mtps) / (per_clock * 1000))

@@ -50,10 +50,12 @@ class Constraint:
         return Constraint(**fields)
 
 
-def cycle_offsets(command_bus_cycles: dict) -> dict:
-    """Per command, the cycles from its first to its last command-bus cycle (0 for a
-    one-cycle command)."""
-    return {cmd: int(n) - 1 for cmd, n in command_bus_cycles.items()}
+def cycle_offsets(command_bus_cycles: dict, from_first: tuple = ()) -> dict:
+    """Per command, the cycles from its first command-bus cycle to the one its timings
+    count from: its last (0 for a one-cycle command), or its first for the commands in
+    ``from_first`` (a standard's ``TIMINGS_FROM_FIRST_CYCLE``: LPDDR5's ACT-1)."""
+    return {cmd: 0 if cmd in from_first else int(n) - 1
+            for cmd, n in command_bus_cycles.items()}
 
 
 def shift(latency: int, prev: str, nxt: str, offsets: dict, row: Constraint) -> int:

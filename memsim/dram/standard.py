@@ -60,6 +60,8 @@ class Standard:
     # command -> cycles it holds the command bus (default 1 each); timings count from a
     # command's last cycle (memsim.dram.constraint)
     COMMAND_BUS_CYCLES: dict = field(default_factory=dict)
+    # multi-cycle commands whose timings count from their first cycle instead
+    TIMINGS_FROM_FIRST_CYCLE: tuple = ()
     # config values and keys not modelled on this standard, each with the reason
     # (memsim.config's errors): {(key, value): why}, {key: why}, {(key, value): why}
     NOT_MODELLED: dict = field(default_factory=dict)
@@ -109,7 +111,8 @@ _KINDS: dict[str, Any] = {
     "BURST_LENGTH": int, "ORGANISATIONS": dict, "SPEED_BINS": dict, "COMMON_TIMINGS": dict,
     "CONSTRAINTS": tuple, "REFRESH_MODES": dict, "POSITIVE_TIMINGS": tuple,
     "ORDERED_TIMINGS": tuple, "POWER_NAMES": tuple, "CHANNEL_WIDTH_BITS": int,
-    "COMMAND_KINDS": dict, "COMMAND_BUS_CYCLES": dict, "NOT_MODELLED": dict,
+    "COMMAND_KINDS": dict, "COMMAND_BUS_CYCLES": dict, "TIMINGS_FROM_FIRST_CYCLE": tuple,
+    "NOT_MODELLED": dict,
     "NOT_MODELLED_SETTINGS": dict, "NOT_MODELLED_VALUES": dict, "ACT_BACKGROUND": str,
     "PARITY_LATENCY": dict, "PARITY_LATENCY_MODES": tuple, "SOURCES": tuple,
     "SOURCE_SCOPES": dict, "NDA_CONSTRAINTS": tuple,
