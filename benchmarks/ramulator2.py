@@ -47,6 +47,22 @@ CASES = {
         preset="ddr4_2400_x8_1ch1r", overrides=("mapping.order=ro-ba-bg-ra-co-ch",),
         dram="DDR4", org="DDR4_8Gb_x8", timing="DDR4_2400R", names=_DDR4_NAMES, extra={},
     ),
+    # LPDDR5: Ramulator 2's LPDDR5 controller with WCK always on (memsim's model: no CAS
+    # before a column command), its BL16 timings replaced by memsim's BL32 ones (burst
+    # 4 CK = BL/n_min, column cycle 8 CK = BL/n_max), its read-to-precharge by memsim's
+    # tBL + tRTP; ACT-1 and ACT-2 are its own commands
+    "LPDDR5": dict(
+        preset="lpddr5_6400_bg_4ch", footprint="2GiB",  # (one 16 Gb channel)
+        overrides=("dram.channels=1", "mapping.order=ro-ba-bg-ra-co-ch"),
+        dram="LPDDR5", org="LPDDR5_16Gb_x16", timing="LPDDR5_6400",
+        controller="LPDDR5", controller_args=dict(wck_sync_mode="always_on"),
+        names=dict(CL="nCL", CWL="nCWL", tRCD="nRCD", tRP="nRP", tRPab="nRPab", tRAS="nRAS",
+                   tRC="nRC", tWR="nWR", tPPD="nPPD", tCCD_S="nCCDS", tCCD_L="nCCDL",
+                   tRRD_S="nRRDS", tRRD_L="nRRDL", tWTR_S="nWTRS", tWTR_L="nWTRL",
+                   tFAW="nFAW", tRFC="nRFC", tREFI="nREFI", tRTRS="nCS", tBL="nBL_min"),
+        extra=dict(nCCDS_WR="tCCD_S", nCCDL_WR="tCCD_L", nBL_max="tCCD_L"),
+        derived=dict(nRTP=("tBL", "tRTP")),
+    ),
     "DDR5": dict(
         preset="ddr5_4800b_x8_1dimm",
         overrides=("dram.channels=1", "mapping.order=ro-ba-bg-ra-co-ch"),
@@ -62,10 +78,10 @@ CASES = {
 RAMULATOR_RUN = '''
 import json, sys
 import ramulator
-trace, dram, org, timing, over = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
-over = json.loads(over)
+trace, dram, org, timing = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+over, controller, ctrl_args = json.loads(sys.argv[5]), sys.argv[6], json.loads(sys.argv[7])
 frontend = ramulator.frontend.LoadStoreTrace(clock_ratio=1, path=trace)
-ctrl = ramulator.controller.GenericDDR(
+ctrl = getattr(ramulator.controller, controller)(**ctrl_args,
     dram=getattr(ramulator.dram, dram)(org_preset=org, timing_preset=timing, **over),
     scheduler=ramulator.scheduler.FRFCFS(),
     refresh_manager=ramulator.refresh_manager.AllBank(),
@@ -94,10 +110,11 @@ json.dump(dict(cycles=s["cycles"], timings={k: int(v) for k, v in t.items()}), o
 '''
 
 
-def traces(kind: str, n: int, work: Path) -> tuple[Path, Path]:
-    """``KIND`` or ``KIND+w`` (one third writes)."""
+def traces(kind: str, n: int, work: Path, footprint: str) -> tuple[Path, Path]:
+    """``KIND`` or ``KIND+w`` (one third writes), addresses in [0, footprint)."""
     native, ram = work / f"{kind}.trace", work / f"{kind}.r2"
     wr = ["--write-ratio", "0.333"] if kind.endswith("+w") else []
+    wr += ["--footprint", footprint]
     kind = kind.removesuffix("+w")
     for path, fmt in ((native, "native"), (ram, "ramulator2")):
         subprocess.run([sys.executable, "-m", "memsim", "trace", "gen", kind, "-n", str(n),
@@ -161,7 +178,7 @@ def main() -> None:
         for std in args.standards.split(","):
             case = CASES[std]
             for kind in args.kinds.split(","):
-                native, ram = traces(kind, args.n, work)
+                native, ram = traces(kind, args.n, work, case.get("footprint", "4GiB"))
                 results = []
                 for i, tree in enumerate(trees):
                     log, out = work / f"log{i}.csv", work / f"out{i}.json"
@@ -175,10 +192,14 @@ def main() -> None:
                 t = results[0]["timings"]
                 over = {r: t[m] for m, r in case["names"].items() if m in t}
                 over.update({r: t[m] for r, m in case["extra"].items()})
+                over.update({r: sum(t[m] for m in ms)
+                             for r, ms in case.get("derived", {}).items()})
                 env = dict(os.environ, PYTHONPATH=str(args.ramulator2 / "python"))
                 proc = subprocess.run([args.python, str(work / "ram.py"), str(ram),
                                        case["dram"], case["org"], case["timing"],
-                                       json.dumps(over)], capture_output=True, text=True,
+                                       json.dumps(over), case.get("controller", "GenericDDR"),
+                                       json.dumps(case.get("controller_args", {}))],
+                                      capture_output=True, text=True,
                                       env=env, cwd=work)
                 if proc.returncode:
                     sys.exit(proc.stderr[-2000:])
