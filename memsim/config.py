@@ -980,7 +980,7 @@ def _check_trace_clock(cfg: Config) -> None:
                else "requests enter as fast as possible, their timestamps unused")
         raise ConfigError(f"frontend.trace_clock: {text!r} with frontend.mode: {mode}: not "
                           f"used ({why}); leave it unset")
-    dram_mhz = clock_mod.dram_clock_mhz(device_mod.of(cfg).timings["data_rate_mtps"])
+    dram_mhz = device_mod.of(cfg).clock_mhz
     per_tick = clock.dram_cycles_per_tick(dram_mhz)
     if per_tick > MAX_DRAM_CYCLES_PER_TRACE_CYCLE:
         raise ConfigError(f"frontend.trace_clock: {text!r} is {float(per_tick):g} DRAM cycles "

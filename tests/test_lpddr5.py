@@ -56,6 +56,24 @@ def test_the_act_holds_the_command_bus_two_clocks_and_counts_from_act_1():
     assert lat[spec_mod.RD, bank, spec_mod.PRE] == T["tBL"] + T["tRTP"]
 
 
+def test_a_timed_trace_keeps_its_nanoseconds_on_lpddr5s_clock(tmp_path):
+    # CK is the data rate over 8 (WCK:CK 4:1): 800 MHz at 6400, so a trace timed in
+    # DDR4-2400 clocks (1200 MHz) arrives at the same ns: cycle 1200 is 1 us = 800 CK
+    from memsim.dram import device
+
+    cfg = config.load(BG)
+    assert device.of(cfg).clock_mhz == 800
+    assert device.of(config.load("ddr5_4800b_x8_1dimm")).clock_mhz == 2400
+    path = tmp_path / "t.trace"
+    path.write_text("# clock: 1200 MHz\n1200 R 0x0\n")
+    from memsim.sim import run
+
+    r = run(path, BG, NO_REFRESH, cmd_log=tmp_path / "log.csv")
+    log = pd.read_csv(tmp_path / "log.csv", comment="#")
+    assert log["cycle"].tolist()[0] == 800  # the ACT, at 1 us
+    assert r.summary()["latency_cycles"]["read"]["max"] == T["tRCD"] + T["CL"] + T["tBL"]
+
+
 # ---------------------------------------------------------------- closed forms (engine)
 
 def test_idle_row_miss_is_trcd_cl_tbl(tmp_path):

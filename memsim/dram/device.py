@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from fractions import Fraction
 
 from memsim import ecc as ecc_mod
 from memsim.dram import refresh as refresh_mod
@@ -91,6 +92,12 @@ class Device:
     @property
     def std(self) -> Standard:
         return STANDARDS[self.standard]
+
+    @property
+    def clock_mhz(self) -> Fraction:
+        """The command clock in MHz, exactly: the data rate over the standard's transfers
+        per clock (DDR4, DDR5: 2; LPDDR5: 8, its CK a quarter of WCK)."""
+        return Fraction(int(self.timings["data_rate_mtps"]), self.std.TRANSFERS_PER_CLOCK)
 
     @property
     def refresh(self):

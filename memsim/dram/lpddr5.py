@@ -43,6 +43,7 @@ BURST_LENGTH = 32  # beats (BL32: 64 bytes on 16 bits)
 BURST_BYTES = 64
 WCK_PER_CK = 4
 TRANSFERS_PER_CK = 2 * WCK_PER_CK
+TRANSFERS_PER_CLOCK = TRANSFERS_PER_CK  # (the declared name: memsim.dram.standard)
 
 # Organisations (JESD209-5B addressing, x16 channel, 2 KB page: 1024 columns of 16 bits).
 # Bank-group mode: 4 bank groups of 4 banks (data rates above 3200 MT/s need it);

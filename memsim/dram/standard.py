@@ -55,6 +55,7 @@ class Standard:
 
     # --- optional, with defaults
     CHANNEL_WIDTH_BITS: int = 64  # data bits of one channel
+    TRANSFERS_PER_CLOCK: int = 2  # data transfers per command clock (LPDDR5: 8)
     # command -> engine kind (default: the command's own name)
     COMMAND_KINDS: dict = field(default_factory=dict)
     # command -> cycles it holds the command bus (default 1 each); timings count from a
@@ -114,7 +115,8 @@ _KINDS: dict[str, Any] = {
     "COMMAND_KINDS": dict, "COMMAND_BUS_CYCLES": dict, "TIMINGS_FROM_FIRST_CYCLE": tuple,
     "NOT_MODELLED": dict,
     "NOT_MODELLED_SETTINGS": dict, "NOT_MODELLED_VALUES": dict, "ACT_BACKGROUND": str,
-    "PARITY_LATENCY": dict, "PARITY_LATENCY_MODES": tuple, "SOURCES": tuple,
+    "PARITY_LATENCY": dict, "TRANSFERS_PER_CLOCK": int, "PARITY_LATENCY_MODES": tuple,
+    "SOURCES": tuple,
     "SOURCE_SCOPES": dict, "NDA_CONSTRAINTS": tuple,
 }
 

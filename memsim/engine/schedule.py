@@ -239,8 +239,6 @@ def schedule_channel(P, T, S, X, ch, t, features):
     S.clean_at[ch] = -1
     update_write_mode(P, S, X, ch, t, features)
     nxt = INF
-    due = False
-    serve_owned = False
     if P[P_REFRESH] != 0:
         if features & F_REFSB:
             # same-bank refresh (engine/refresh.py): a held bank index changes what the
@@ -256,31 +254,34 @@ def schedule_channel(P, T, S, X, ch, t, features):
             issued, nxt = all_bank_refresh(P, T, S, ch, t, serve_owned)
             if issued:
                 return t + 1
+            due = False
             for rk in range(ch * P[P_NRANK], (ch + 1) * P[P_NRANK]):
                 if S.ref_pending[rk] != 0:
                     clean = False
                     due = True
+            if due and serve_owned and S.n_owned[ch] > 0:
+                # activated requests of a rank due for refresh: served before its PREA
+                # (a call site of its own: the hot path below keeps its layout)
+                slot, oq, owner_next = owned_before_refresh(
+                    P, S.owned, S.n_owned, S.owner_id, S.owner_q, S.rank_of, S.ref_pending,
+                    S.earliest, S.node_ch, S.node_rank, S.node_bg, S.node_bank, S.q_head,
+                    S.q_len, S.q_id, ch, t)
+                if slot >= 0:
+                    issue_column(P, T, S, X, t, oq, ch, slot, features)
+                    return t + 1
+                if owner_next < nxt:
+                    nxt = owner_next
     q = S.wmode[ch]
     owner_slot = -1
-    owner_q = 1 - q
-    if due and serve_owned and S.n_owned[ch] > 0:
-        # activated requests of a rank due for refresh: served before its PREA
-        owner_slot, owner_q, owner_next = owned_before_refresh(
-            P, S.owned, S.n_owned, S.owner_id, S.owner_q, S.rank_of, S.ref_pending,
-            S.earliest, S.node_ch, S.node_rank, S.node_bg, S.node_bank, S.q_head, S.q_len,
-            S.q_id, ch, t)
-        if owner_next < nxt:
-            nxt = owner_next
-    if owner_slot < 0 and S.n_owned_q[1 - q, ch] > 0:
+    if S.n_owned_q[1 - q, ch] > 0:
         # requests activated before the write mode changed: their rows serve them first
         # (in the mode's own queue they are row hits like any other)
-        owner_q = 1 - q
         owner_slot, owner_next = activated_ready(P, S, X, ch, t, 1 - q, features)
+        if owner_slot >= 0:
+            issue_column(P, T, S, X, t, 1 - q, ch, owner_slot, features)
+            return t + 1
         if owner_next < nxt:
             nxt = owner_next
-    if owner_slot >= 0:
-        issue_column(P, T, S, X, t, owner_q, ch, owner_slot, features)
-        return t + 1
     held = -1
     if S.n_resv_q[1 - q, ch] > 0:
         # requests holding a bank they precharged again (see reserve), from before the
