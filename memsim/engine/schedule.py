@@ -239,6 +239,8 @@ def schedule_channel(P, T, S, X, ch, t, features):
     S.clean_at[ch] = -1
     update_write_mode(P, S, X, ch, t, features)
     nxt = INF
+    ref_slot = -1
+    ref_q = 0
     if P[P_REFRESH] != 0:
         if features & F_REFSB:
             # same-bank refresh (engine/refresh.py): a held bank index changes what the
@@ -260,15 +262,12 @@ def schedule_channel(P, T, S, X, ch, t, features):
                     clean = False
                     due = True
             if due and serve_owned and S.n_owned[ch] > 0:
-                # activated requests of a rank due for refresh: served before its PREA
-                # (a call site of its own: the hot path below keeps its layout)
-                slot, oq, owner_next = owned_before_refresh(
+                # activated requests of a rank due for refresh: served before its PREA,
+                # issued below as a chosen request is (no code of its own in the hot path)
+                ref_slot, ref_q, owner_next = owned_before_refresh(
                     P, S.owned, S.n_owned, S.owner_id, S.owner_q, S.rank_of, S.ref_pending,
                     S.earliest, S.node_ch, S.node_rank, S.node_bg, S.node_bank, S.q_head,
                     S.q_len, S.q_id, ch, t)
-                if slot >= 0:
-                    issue_column(P, T, S, X, t, oq, ch, slot, features)
-                    return t + 1
                 if owner_next < nxt:
                     nxt = owner_next
     q = S.wmode[ch]
@@ -312,7 +311,12 @@ def schedule_channel(P, T, S, X, ch, t, features):
 
     best = -1
     best_cmd = -1
-    if held >= 0:
+    if ref_slot >= 0:
+        # an activated request on a rank due for refresh (above)
+        best = ref_slot
+        best_cmd = RD + ref_q
+        q = ref_q
+    elif held >= 0:
         # the held request's ACT, issued as the mode's own would be
         best = held
         best_cmd = ACT
