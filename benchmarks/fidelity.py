@@ -1,4 +1,5 @@
-"""Fidelity: memsim's bandwidth and read latency next to closed-form DDR4 and DDR5 bounds.
+"""Fidelity: memsim's bandwidth and read latency next to closed-form DDR4, DDR5 and LPDDR5
+bounds.
 
     python benchmarks/fidelity.py [-n 50000] [--csv OUT] [--seed 1]
 
@@ -7,7 +8,10 @@ closed-form bound and their ratio, and memsim's mean read latency next to the
 closed-form latency and their ratio. Every bound is derived from the device spec's
 timings (``memsim.dram.spec.build(cfg).timings``); nothing is hard-coded. The closed
 forms follow ``docs/reference/ddr4.md`` ("Timing rules", "Closed forms"); the DDR5 rows
-(one 32-bit sub-channel, BL16: tBL = 8) ``docs/reference/ddr5.md``.
+(one 32-bit sub-channel, BL16: tBL = 8) ``docs/reference/ddr5.md``; the LPDDR5 rows (one
+x16 channel, BL32: tBL = 4 CK) ``docs/reference/lpddr5.md``. Against another simulator
+(Ramulator 2 on the same trace, matched timings, per standard):
+``benchmarks/ramulator2.py``.
 
 Columns:
 
@@ -54,6 +58,8 @@ DDR4_3200_PRESET = "ddr4_3200_x8_2ch2r"
 DDR5_4800 = "ddr5_4800b_x8_1dimm"
 DDR5_5600 = "ddr5_5600b_x8_1dimm"
 ONE_SUB_CHANNEL = ("dram.channels=1",)
+ONE_CHANNEL = ONE_SUB_CHANNEL
+LPDDR5_BG, LPDDR5_8B = "lpddr5_6400_bg_4ch", "lpddr5_6400_8b_4ch"
 
 
 # ---------------------------------------------------------------- set-up helpers
@@ -516,6 +522,12 @@ def cases(n: int, seed: int):
                         ("DDR5-4800B 24Gb 1sub", "dram.density_gbit=24")):
         d5 = System(label, DDR5_4800, NO_REFRESH + ONE_SUB_CHANNEL + (over,))
         yield lambda d5=d5: case_idle(d5, n, "miss")
+    # LPDDR5 (docs/reference/lpddr5.md): one x16 channel, bank-group mode and 8-bank mode
+    for label, preset in (("LPDDR5-6400 BG 1ch", LPDDR5_BG), ("LPDDR5-6400 8B 1ch", LPDDR5_8B)):
+        lp = System(label, preset, NO_REFRESH + ONE_CHANNEL)
+        yield lambda lp=lp: case_idle(lp, n, "miss")
+        yield lambda lp=lp: case_stream(lp, n, "stream, bank groups alternate")
+        yield lambda lp=lp: case_one_bank_group(lp, n)
 
 
 COLUMNS = ("case", "system", "memsim GB/s", "bound GB/s", "bw ratio", "dcyc",

@@ -1,7 +1,7 @@
 """memsim: a trace-driven, cycle-exact DRAM memory-system simulator.
 
-It replays memory-request traces through DDR4 or DDR5 channels, ranks, bank groups and
-banks behind a memory controller (FCFS or FR-FCFS scheduling, open, closed or timeout
+It replays memory-request traces through DDR4, DDR5 or LPDDR5 channels, ranks, bank
+groups and banks behind a memory controller (FCFS or FR-FCFS scheduling, open, closed or timeout
 pages, refresh) and reports bandwidth, latency and the stalls behind them. On top of
 that it models sub-banks (SALP-1, SALP-2, MASA, ERUCA), near-data accelerators sharing
 the ranks with the host, the interface costs of ECC schemes, closed-loop out-of-order

@@ -138,6 +138,9 @@ class Rule:
     # (earlier source, later source) pairs the rule binds; None: every pair for bank,
     # bank-group and rank rules, host -> host for the channel and other-rank ones
     between: tuple[tuple[str, str], ...] | None = None
+    # a rule about the command bus itself: counted between the commands' first cycles;
+    # every other rule counts from a multi-cycle command's last cycle (DDR5)
+    bus: bool = False
 
     @property
     def pairs(self) -> tuple[tuple[str, str], ...]:
@@ -174,12 +177,12 @@ RULES = (
     Rule("tRTRS_RD_WR", OTHER_RANK, READS, WRITES, "CL + tBL + tRTRS - CWL"),
     Rule("tRTRS_WR_RD", OTHER_RANK, WRITES, READS, "CWL + tBL + tRTRS - CL"),
     # --- channel: one command per cycle on the command bus ---
-    Rule("cmd_bus", CHANNEL, COMMANDS, COMMANDS, "1"),
+    Rule("cmd_bus", CHANNEL, COMMANDS, COMMANDS, "1", bus=True),
     # --- a rank takes one command per cycle, from either source (its own pins), and its
     # data pins carry one burst at a time; between host commands cmd_bus and data_bus
     # already say so ---
     Rule("rank_cmd", RANK, COMMANDS, COMMANDS, "1",
-         between=((HOST, NDA), (NDA, HOST), (NDA, NDA))),
+         between=((HOST, NDA), (NDA, HOST), (NDA, NDA)), bus=True),
     Rule("rank_data", RANK, READS, READS, "tBL", between=((HOST, NDA), (NDA, HOST), (NDA, NDA))),
     Rule("rank_data", RANK, WRITES, WRITES, "tBL",
          between=((HOST, NDA), (NDA, HOST), (NDA, NDA))),
@@ -201,17 +204,46 @@ OTHER_RULES = {
 }
 
 # DDR5 (JESD79-5, docs/reference/ddr5.md): a write waits tCCD_L_WR after a write to the
-# same bank group (instead of tCCD_L), and ACT, RD, WR, RDA and WRA hold the command bus
-# for two cycles (PRE, PREA, REF for one), so the next command of the channel waits two;
-# with NDAs the rank's own command pins do the same between sources (rank_cmd).
+# same bank group (instead of tCCD_L); a write waits CL - CWL + tBL + 2 + tWPRE after a
+# read of the rank (the read-to-write turnaround with its write preamble, where DDR4's
+# is CL - CWL + tBL + 2); a PRE or PREA waits tPPD after a PRE or PREA of the rank; ACT,
+# RD, WR, RDA and WRA hold the command bus for two cycles (PRE, PREA, REF for one), so
+# the next command of the channel waits two, and with NDAs the rank's own command pins
+# do the same between sources (rank_cmd). A two-cycle command is registered on its
+# second cycle: every rule but the command-bus ones counts from there (TWO_CYCLE; the
+# log gives a command's first cycle).
 TWO_CYCLE = ("ACT",) + COLUMN
-DDR5_RULES = tuple(r for r in RULES if (r.name, r.earlier) != ("tCCD_L", WRITES)) + (
+DDR5_RD_TO_WR = "CL + tBL + 2 - CWL + tWPRE"
+DDR5_RULES = tuple(
+    Rule("tRTW", RANK, READS, WRITES, DDR5_RD_TO_WR) if r.name == "tRTW" else r
+    for r in RULES if (r.name, r.earlier) != ("tCCD_L", WRITES)) + (
     Rule("tCCD_L_WR", BUS, WRITES, WRITES, "tCCD_L_WR"),
-    Rule("cmd_bus", CHANNEL, TWO_CYCLE, COMMANDS, "2"),
+    Rule("tPPD", RANK, ("PRE", "PREA"), ("PRE", "PREA"), "tPPD"),
+    Rule("cmd_bus", CHANNEL, TWO_CYCLE, COMMANDS, "2", bus=True),
     Rule("rank_cmd", RANK, TWO_CYCLE, COMMANDS, "2",
-         between=((HOST, NDA), (NDA, HOST), (NDA, NDA))),
+         between=((HOST, NDA), (NDA, HOST), (NDA, NDA)), bus=True),
 )
-STANDARD_RULES = {"DDR4": RULES, "DDR5": DDR5_RULES}
+# LPDDR5 (JESD209-5B, docs/reference/lpddr5.md): the log's ACT is ACT-1 and ACT-2 on
+# consecutive clocks, the bank's rules counted from ACT-1 (no shift); the command bus is
+# held two clocks by an ACT, one by every other command; RD -> PRE waits the burst and
+# tRTP; an all-bank precharge takes tRPab; PRE / PREA tPPD apart on a rank; the same
+# bank group's write-to-read counts from the end of the column cycle (tCCD_L).
+LPDDR5_RULES = tuple(r for r in RULES
+                     if r.name not in ("tRTP", "tWTR_L")
+                     and (r.name, r.earlier) != ("tRP", ("PREA",))) + (
+    Rule("tRTP", BANK, ("RD",), ("PRE", "PREA"), "tBL + tRTP"),
+    Rule("tWTR_L", BANKGROUP, WRITES, READS, "CWL + tCCD_L + tWTR_L"),
+    Rule("tRPab", RANK, ("PREA",), ("ACT", "REF"), "tRPab"),
+    Rule("tPPD", RANK, ("PRE", "PREA"), ("PRE", "PREA"), "tPPD"),
+    Rule("cmd_bus", CHANNEL, ("ACT",), COMMANDS, "2", bus=True),
+)
+# an RDA's implied precharge follows its burst and tRTP (LPDDR5)
+AUTO_PRE_AFTER_READ = {"DDR4": "tRTP", "DDR5": "tRTP", "LPDDR5": "tBL + tRTP"}
+
+# Commands that take more than one cycle, per standard: cycles from the first to the
+# one a rule counts from (DDR5: the second; LPDDR5's ACT: ACT-1, the first).
+STANDARD_CYCLE_OFFSETS = {"DDR4": {}, "DDR5": dict.fromkeys(TWO_CYCLE, 1), "LPDDR5": {}}
+STANDARD_RULES = {"DDR4": RULES, "DDR5": DDR5_RULES, "LPDDR5": LPDDR5_RULES}
 
 # Refresh modes (dram.refresh_mode; memsim/dram/refresh.py, docs/reference/ddr5.md).
 # fine_granularity: the REF rules with tRFC2 for tRFC and tREFI2 = tREFI / 2 for tREFI.
@@ -238,7 +270,8 @@ REFRESH_OTHER_RULES = {
 
 RULE_NAMES = tuple(dict.fromkeys([r.name for r in RULES] + list(OTHER_RULES)))
 # Rule names only DDR5 logs can break (tests/test_ddr5.py exercises each).
-DDR5_RULE_NAMES = tuple(dict.fromkeys(r.name for r in DDR5_RULES if r.name not in RULE_NAMES))
+DDR5_RULE_NAMES = tuple(dict.fromkeys(r.name for r in DDR5_RULES
+                                      if r.name not in RULE_NAMES or r not in RULES))
 # Rule names only the refresh modes' logs can break (tests/test_ddr5_refresh.py exercises
 # each).
 REFRESH_RULE_NAMES = tuple(dict.fromkeys(
@@ -429,6 +462,10 @@ class ProtocolChecker:
         self.interface = iface
         self.rules = STANDARD_RULES[standard] + ((ONDIE_RULE,) if iface.tccd_l_wr_adder
                                                  else ())
+        # per command id: cycles from its first to its last cycle (0: one-cycle), in ticks
+        # below once the scale is known
+        self._offsets = STANDARD_CYCLE_OFFSETS[standard]
+        self.standard = standard
         # refresh modes: fine granularity's tRFC2 every tREFI2; same-bank's REFsb rules
         self.refresh_mode = refresh_mode
         self.same_bank = refresh_mode == "same_bank"
@@ -465,6 +502,7 @@ class ProtocolChecker:
         self.rules += SUBBANK_RULES[subbank.scheme] if subbank else ()
 
         self._code = [compile(rule.gap, rule.name, "eval") for rule in self.rules]
+        self._off = [int(self._offsets.get(name, 0)) * self.scale for name in _ID]
         self._gap_cache: dict[tuple[int, int], int] = {}
         n_ranks = channels * ranks
         n_units = n_ranks * bankgroups * banks_per_group * self.units
@@ -496,15 +534,20 @@ class ProtocolChecker:
                 slot = len(self._ready)
                 self._ready.append([-(1 << 62)] * n_nodes[rule.scope])
                 self._who.append([None] * n_nodes[rule.scope])
+                # a rule counts from each command's last cycle (bus rules: its first):
+                # the later command is checked at its cycle + shift, the earlier one's
+                # gap starts at its cycle + shift
                 for k, ls in enumerate(SOURCES):
                     if ls in later_set:
                         for name in rule.later:
-                            self._checks[k][_ID[name]].append((i, sc, slot))
+                            shift = 0 if rule.bus else self._off[_ID[name]]
+                            self._checks[k][_ID[name]].append((i, sc, slot, shift))
                 for k, es in enumerate(SOURCES):
                     if binds[es] == later_set:
                         for name in rule.earlier:
+                            shift = 0 if rule.bus else self._off[_ID[name]]
                             self._updates[k][_ID[name]].append(
-                                (i, sc, slot, self._gap(i, self._burst(_ID[name]))))
+                                (i, sc, slot, self._gap(i, self._burst(_ID[name])) + shift))
 
         self._open_row = [-1] * n_units  # -1: precharged
         self._open_rec: list = [None] * n_units  # the ACT that opened the unit
@@ -539,6 +582,11 @@ class ProtocolChecker:
         if cmd in (_WR, _WRA):
             return self.write_burst
         return self.t["tBL"]
+
+    def _gap_expr(self, expr: str) -> int:
+        """An expression over the timings (tBL: the default burst), in ticks."""
+        env = dict(self.t)
+        return int(eval(expr, {"__builtins__": {}}, env) * self.scale)  # noqa: S307
 
     def _gap(self, rule_index: int, burst_cycles) -> int:
         """A rule's gap in ticks, ``tBL`` being ``burst_cycles`` (the earlier command's)."""
@@ -583,15 +631,21 @@ class ProtocolChecker:
                     f"channel {later[2]} ({SOURCES[earlier[9]]} and {SOURCES[later[9]]})")
         auto = AUTO_PRE in rule.earlier and earlier[8] in (_RDA, _WRA)
         gap = self._gap(rule_index, self.t["tBL"] if auto else self._burst(earlier[8]))
-        event = ready - gap  # the cycle the earlier event happened
+        # the cycles the rule counts from: the earlier event's (``ready`` holds its shift)
+        # and the later command's (a two-cycle command's second cycle)
+        event = ready - gap
+        at = later[1] if rule.bus else later[1] + self._off[later[8]]
         earlier_name = COMMANDS[earlier[8]]
         if auto:
             earlier_name = f"{earlier_name} auto-precharge (cycle {_cycles(event, sc)})"
         scope = {OTHER_RANK: " (other rank)", SIBLING: " (sibling sub-bank)"}.get(rule.scope,
                                                                               "")
         needs = rule.name if rule.gap == rule.name else f"{rule.name} = {rule.gap}"
+        counted = ""
+        if not rule.bus and (self._off[later[8]] or self._off[earlier[8]]):
+            counted = " (from the two-cycle commands' second cycles)"
         return (f"{earlier_name}->{COMMANDS[later[8]]}{scope} needs {needs} = "
-                f"{_cycles(gap, sc)} cycles, got {_cycles(later[1] - event, sc)}")
+                f"{_cycles(gap, sc)} cycles{counted}, got {_cycles(at - event, sc)}")
 
     @property
     def full(self) -> bool:
@@ -682,6 +736,8 @@ class ProtocolChecker:
         rule_names = [r.name for r in self.rules]
         faw_acts = self.faw_acts
         sub = self.sub
+        off = self._off
+        rda_pre = self._gap_expr(AUTO_PRE_AFTER_READ[self.standard])
 
         line = first_line - 1
         for t, c, r, g, b, row, col, cmd, src, sb in zip(*arrays, strict=True):
@@ -715,7 +771,9 @@ class ProtocolChecker:
                 self._refresh_deadlines(c, rec)
 
             # -- gap rules
-            for ri, sc, slot in checks[src][cmd]:
+            t0 = t
+            for ri, sc, slot, shift in checks[src][cmd]:
+                t = t0 + shift  # (the cycle the rule counts this command from)
                 ready = ready_all[slot]
                 if sc == 0:  # bank
                     if refsb:  # bank b of every bank group
@@ -750,6 +808,7 @@ class ProtocolChecker:
                 if t < ready[n]:
                     found.append((ri, ready[n], who_all[slot][n]))
 
+            t = t0
             if found:
                 self._report_gaps(found, rec, rule_names)
 
@@ -847,13 +906,14 @@ class ProtocolChecker:
                         closed_at[n] = t
             elif cmd in (_RDA, _WRA):
                 # the implied precharge: after tRTP / write recovery, never before ACT+tRAS
+                # (counted from the commands' last cycles)
                 if cmd == _RDA:
-                    pre_at = t + tRTP
+                    pre_at = t + off[cmd] + rda_pre
                 else:
-                    pre_at = t + CWL + bl + tWR
+                    pre_at = t + off[cmd] + CWL + bl + tWR
                 act = open_rec[bank_node]
                 if open_row[bank_node] >= 0 and act is not None:
-                    pre_at = max(pre_at, act[1] + tRAS)
+                    pre_at = max(pre_at, act[1] + off[_ACT] + tRAS)
                 open_row[bank_node] = -1
                 closed_by[bank_node] = rec
                 closed_at[bank_node] = pre_at

@@ -54,7 +54,7 @@ class Variant:
 F = layout
 # the variants a user can need, in the order `memsim warm --all` compiles them
 VARIANTS = {
-    "plain": Variant(F.F_NONE, "plain DDR4/DDR5", "ddr4_2400_x8_1ch1r",
+    "plain": Variant(F.F_NONE, "plain DDR4/DDR5/LPDDR5", "ddr4_2400_x8_1ch1r",
                      typical_cpu_seconds=16.2),
     "ecc": Variant(F.F_ECC, "ECC with extra accesses", "ddr4_2400_x8_1ch1r",
                    ("ecc.scheme=inline",), typical_cpu_seconds=18.7),

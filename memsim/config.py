@@ -77,7 +77,7 @@ _DENSITIES = tuple(sorted({g for std in STANDARDS.values() for o in std.ORGANISA
                            for g in o["rows"]}
                           # densities a standard names but does not model yet: its error
                           | {v for std in STANDARDS.values()
-                             for k, v in getattr(std, "NOT_MODELLED", {}) if k == "density_gbit"}))
+                             for k, v in std.NOT_MODELLED if k == "density_gbit"}))
 
 
 _REFRESH_MODES = tuple(dict.fromkeys(m for std in STANDARDS.values()
@@ -791,7 +791,7 @@ def _check_standard(d: DramConfig) -> None:
     """The speed bin, organisation and density belong to dram.standard."""
     std = device_mod.standard(d)
     for key, value in (("org", d.org), ("density_gbit", d.density_gbit)):
-        why = getattr(std, "NOT_MODELLED", {}).get((key, value))
+        why = std.NOT_MODELLED.get((key, value))
         if why:
             raise ConfigError(f"dram.{key}: {value!r} on {d.standard}: {why}")
     for key, value, known in (("speed", d.speed, std.SPEED_BINS),
@@ -804,8 +804,10 @@ def _check_standard(d: DramConfig) -> None:
         raise ConfigError(f"dram.density_gbit: {d.density_gbit} is not a {d.standard} "
                           f"density (expected one of: {', '.join(map(str, densities))})")
     if d.refresh_mode not in std.REFRESH_MODES:
+        why = std.NOT_MODELLED_VALUES.get(("dram.refresh_mode", d.refresh_mode))
         raise ConfigError(f"dram.refresh_mode: {d.refresh_mode!r} is not modelled for "
-                          f"{d.standard} (expected one of: {', '.join(std.REFRESH_MODES)})")
+                          f"{d.standard}{': ' + why if why else ''} (expected one of: "
+                          f"{', '.join(std.REFRESH_MODES)})")
 
 
 def _check_not_modelled(cfg: Config) -> None:
@@ -817,10 +819,10 @@ def _check_not_modelled(cfg: Config) -> None:
         section, name = key.split(".")
         return getattr(getattr(cfg, section), name)
 
-    for key, why in getattr(std, "NOT_MODELLED_SETTINGS", {}).items():
+    for key, why in std.NOT_MODELLED_SETTINGS.items():
         if value(key) is not None:
             raise ConfigError(f"{key}: {value(key)!r} on {std.NAME}: {why}")
-    for (key, bad), why in getattr(std, "NOT_MODELLED_VALUES", {}).items():
+    for (key, bad), why in std.NOT_MODELLED_VALUES.items():
         if value(key) == bad:
             raise ConfigError(f"{key}: {bad!r} is not modelled on {std.NAME}: {why}")
 
@@ -830,7 +832,7 @@ def _standard_defaults(data: dict) -> dict:
     (its DEFAULT_ECC_SCHEME: every DDR5 device corrects on die)."""
     dram = data.get("dram")
     std = STANDARDS.get(dram.get("standard")) if isinstance(dram, dict) else None
-    default = getattr(std, "DEFAULT_ECC_SCHEME", None)
+    default = std.DEFAULT_ECC_SCHEME if std is not None else None
     ecc = data.get("ecc") or {}
     if default is None or not isinstance(ecc, dict) or "scheme" in ecc:
         return data
@@ -979,7 +981,7 @@ def _check_trace_clock(cfg: Config) -> None:
                else "requests enter as fast as possible, their timestamps unused")
         raise ConfigError(f"frontend.trace_clock: {text!r} with frontend.mode: {mode}: not "
                           f"used ({why}); leave it unset")
-    dram_mhz = clock_mod.dram_clock_mhz(device_mod.of(cfg).timings["data_rate_mtps"])
+    dram_mhz = device_mod.of(cfg).clock_mhz
     per_tick = clock.dram_cycles_per_tick(dram_mhz)
     if per_tick > MAX_DRAM_CYCLES_PER_TRACE_CYCLE:
         raise ConfigError(f"frontend.trace_clock: {text!r} is {float(per_tick):g} DRAM cycles "
@@ -1047,7 +1049,7 @@ def _check_power(dram: DramConfig) -> None:
     # each command's current must exceed the standby current it is measured against,
     # or the command would give energy back
     std = device_mod.standard(dram)
-    pairs = (("IDD0", getattr(std, "ACT_BACKGROUND", "IDD3N")), ("IDD0", "IDD2N"),
+    pairs = (("IDD0", std.ACT_BACKGROUND), ("IDD0", "IDD2N"),
              ("IDD4R", "IDD3N"), ("IDD4W", "IDD3N"), ("IDD5", "IDD3N"))
     if "VPP" in p:  # the same pairs on the VPP rail (DDR5)
         pairs += tuple(("IPP" + h[3:], "IPP" + lo[3:]) for h, lo in pairs)

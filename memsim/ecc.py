@@ -306,7 +306,7 @@ def interface(cfg, timings: dict) -> Interface:
     width = std.ORGANISATIONS[d.org]["width"]
     # rank_bits is per 64-bit channel: a narrower channel (DDR5's 32-bit sub-channel)
     # has proportionally fewer chips
-    bits = s.rank_bits * getattr(std, "CHANNEL_WIDTH_BITS", 64) // 64
+    bits = s.rank_bits * std.CHANNEL_WIDTH_BITS // 64
     chips = math.ceil(bits / width) * (2 if s.lockstep else 1)
     crc_dm = bool(e.crc_data_mask) if s.write_crc else False
     adder = 0
@@ -324,7 +324,7 @@ def interface(cfg, timings: dict) -> Interface:
     rmw = 0
     if s.ondie:
         # the standard's own (DDR5: 0, the table's tCCD_L_WR is the RMW), else tCCD_L
-        std_rmw = getattr(std, "ONDIE_RMW_CYCLES", None)
+        std_rmw = std.ONDIE_RMW_CYCLES
         rmw = (e.ondie_rmw_cycles if e.ondie_rmw_cycles is not None else
                std_rmw if std_rmw is not None else timings["tCCD_L"])
     cache = e.inline_cache_entries or 0

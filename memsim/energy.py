@@ -90,7 +90,7 @@ class EnergyModel:
         """The model of a :class:`~memsim.dram.spec.DeviceSpec` (its ``power`` values,
         bursts and ``chips_per_rank``: an ECC scheme's check chips count)."""
         t, tck, p = spec.timings, spec.tck_ns, spec.power
-        act_bg = getattr(STANDARDS[spec.standard], "ACT_BACKGROUND", "IDD3N")
+        act_bg = STANDARDS[spec.standard].ACT_BACKGROUND
         return cls(
             act_pj=_rails(p, "0", act_bg[3:]) * t["tRAS"] * tck,
             pre_pj=_rails(p, "0", "2N") * t["tRP"] * tck,

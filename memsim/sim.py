@@ -233,7 +233,7 @@ def trace_clock(cfg, declared: tuple[clock_mod.TraceClock, int] | None,
 
 
 def _dram_mhz(cfg) -> Fraction:
-    return clock_mod.dram_clock_mhz(device_mod.of(cfg).timings["data_rate_mtps"])
+    return device_mod.of(cfg).clock_mhz
 
 
 def _clock_record(cfg, clock: clock_mod.TraceClock, why: str, timed: bool, source: str,

@@ -60,7 +60,7 @@ def test_on_a_terminal_a_bar_that_moves_every_heartbeat(monkeypatch):
     time.sleep(1.6)
     progress.end(compiled=True)
     text = out.getvalue()
-    assert text.startswith("memsim: compiling the plain loop (plain DDR4/DDR5) once, about")
+    assert text.startswith("memsim: compiling the plain loop (plain DDR4/DDR5/LPDDR5) once, about")
     frames = [f for f in text.split("\r") if f.startswith("plain ")]
     assert len(frames) >= 10  # a frame every heartbeat, not just one at the start
     shown = [int(f.split()[-2].split("/")[0]) for f in frames]  # elapsed "n/estimate s"

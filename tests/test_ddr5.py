@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from memsim import check, config
 from memsim.dram import ddr4, ddr5
 from memsim.dram import spec as spec_mod
+from memsim.dram.constraint import Constraint
 
 PRESET = DDR5_PRESETS[0]
 NO_REFRESH = ["dram.refresh=false"]
@@ -31,7 +32,8 @@ COLS = ["cycle", "channel", "rank", "bankgroup", "bank", "row", "column", "comma
 
 def test_speed_bins_are_the_jedec_values_docs_reference_ddr5_lists():
     # JESD79-5 (docs/reference/ddr5.md): 40-39-39 at tCK = 2000/4800 ns; the ns-defined
-    # timings rounded up to whole clocks
+    # timings by JEDEC's rounding (tCK truncated to 416 ps, a 0.3 % guard band), tREFI
+    # the whole clocks of 2000/4800 ns in 3.9 us
     assert (T["CL"], T["CWL"], T["tRCD"], T["tRP"], T["tRAS"], T["tRC"]) == (40, 38, 39, 39,
                                                                             77, 116)
     assert (T["tCCD_S"], T["tCCD_L"], T["tCCD_L_WR"], T["tRRD_S"], T["tRRD_L"],
@@ -39,9 +41,12 @@ def test_speed_bins_are_the_jedec_values_docs_reference_ddr5_lists():
     assert (T["tWTR_S"], T["tWTR_L"], T["tRTP"], T["tWR"], T["tRFC"], T["tREFI"],
             T["tBL"]) == (6, 24, 18, 72, 708, 9360, 8)
     t56 = ddr5.resolve_timings("DDR5_5600B", "x16", 32)
+    # tRFC1 410 ns at 5600 (tCK 357 ps): truncate((410000 x 997 / 357 + 1000) / 1000) =
+    # 1146 (a plain ceiling on the exact 0.357142 ns period gives 1148)
     assert (t56["CL"], t56["tRCD"], t56["tRP"], t56["tRAS"], t56["tCCD_L"],
             t56["tCCD_L_WR"], t56["tFAW"], t56["tRFC"], t56["tREFI"]) == (
-        46, 45, 45, 90, 14, 56, 40, 1148, 10920)
+        46, 45, 45, 90, 14, 56, 40, 1146, 10920)
+    assert (T["tPPD"], T["tWPRE"]) == (2, 2)
 
 
 def test_preset_geometry_is_two_32_bit_sub_channels_of_bl16():
@@ -85,12 +90,28 @@ def test_command_bus_occupancy_is_data_in_the_table():
             assert lat[spec_mod.CMD[prev], ch, spec_mod.CMD[nxt]] >= want
     assert lat[spec_mod.ACT, ch, spec_mod.PRE] == 2
     assert lat[spec_mod.PRE, ch, spec_mod.ACT] == 1
+    # the bus rows count from a command's first cycle, every other row from a two-cycle
+    # command's second: ACT -> PRE of its bank tRAS + 1 between first cycles, PRE -> ACT
+    # tRP - 1, ACT -> RD tRCD (both two-cycle), REF -> ACT tRFC - 1
+    bank, rank = spec_mod.LEVEL["bank"], spec_mod.LEVEL["rank"]
+    assert lat[spec_mod.ACT, bank, spec_mod.PRE] == T["tRAS"] + 1
+    assert lat[spec_mod.RD, bank, spec_mod.PRE] == T["tRTP"] + 1
+    assert lat[spec_mod.PRE, bank, spec_mod.ACT] == T["tRP"] - 1
+    assert lat[spec_mod.ACT, bank, spec_mod.RD] == T["tRCD"]
+    assert lat[spec_mod.REF, rank, spec_mod.ACT] == T["tRFC"] - 1
+    # read to write on a rank: CL - CWL + tBL + 2 + tWPRE = 14; tPPD between precharges
+    assert lat[spec_mod.RD, rank, spec_mod.WR] == T["CL"] - T["CWL"] + T["tBL"] + 2 + 2 == 14
+    for a in (spec_mod.PRE, spec_mod.PREA):
+        for b in (spec_mod.PRE, spec_mod.PREA):
+            assert lat[a, rank, b] == T["tPPD"] == 2
     assert lat[spec_mod.WR, spec_mod.LEVEL["bankgroup"], spec_mod.WR] == T["tCCD_L_WR"]
     assert lat[spec_mod.RD, spec_mod.LEVEL["bankgroup"], spec_mod.RD] == T["tCCD_L"]
     # DDR4's table still has one cycle per command
     _, d4, _ = resolve("ddr4_2400_x8_1ch1r")
     assert d4.latency[spec_mod.ACT, ch, spec_mod.PRE] == 1
-    assert ("channel", ddr4.COMMANDS, ddr4.COMMANDS, "1", 1, False) in ddr4.CONSTRAINTS
+    assert Constraint("channel", ddr4.COMMANDS, ddr4.COMMANDS, "1", bus=True) in \
+        ddr4.CONSTRAINTS
+    assert d4.latency[spec_mod.RD, spec_mod.LEVEL["rank"], spec_mod.WR] == 16 + 4 + 2 - 12
 
 
 # ---------------------------------------------------------------- the checker's rules
@@ -135,14 +156,86 @@ def test_checker_two_cycle_commands_hold_the_command_bus():
     assert check.check_commands(df, T, 2, 1, 8, 4, refresh=False) == []
 
 
+def test_checker_read_to_write_includes_the_write_preamble():
+    # RD at tRCD, WR to another bank group of the rank: CL - CWL + tBL + 2 + tWPRE = 14
+    rd = T["tRCD"]
+    gap = T["CL"] - T["CWL"] + T["tBL"] + 2 + T["tWPRE"]
+    assert gap == 14
+    for cycle, rules in ((rd + gap, []), (rd + gap - 1, ["tRTW"])):
+        rows = [_act(0), _act(8, bg=1), (rd + 8, 0, 0, 1, 0, 0, 0, "RD"),
+                (rd + 8 + cycle - rd, 0, 0, 0, 0, 0, 0, "WR")]
+        assert [v.rule for v in _check(rows)] == rules
+    # DDR4's 12 is what the DDR4 checker asks
+    rows = [_act(0), _act(8, bg=1), (rd + 8, 0, 0, 1, 0, 0, 0, "RD"),
+            (rd + 8 + 12, 0, 0, 0, 0, 0, 0, "WR")]
+    df = pd.DataFrame(rows, columns=COLS)
+    assert [v.rule for v in check.check_commands(df, T, 2, 1, 8, 4, refresh=False)] == []
+
+
+@pytest.mark.parametrize("first, second", [("PRE", "PRE"), ("PRE", "PREA"), ("PREA", "PRE"),
+                                           ("PREA", "PREA")])
+def test_checker_precharges_of_a_rank_are_tppd_apart(first, second):
+    # two open banks (bank groups 0 and 1); precharges to the same rank tPPD = 2 apart
+    t0 = 200
+
+    def pre(cycle, name, bg):
+        return (cycle, 0, 0, -1 if name == "PREA" else bg, -1 if name == "PREA" else 0,
+                -1, -1, name)
+
+    for gap, rules in ((T["tPPD"], []), (T["tPPD"] - 1, ["tPPD"])):
+        rows = [_act(0), _act(8, bg=1), _act(16, bg=2), pre(t0, first, 0),
+                pre(t0 + gap, second, 1)]
+        if first == "PREA":  # every bank is closed: the second precharge finds none open
+            rows = [_act(0), _act(8, bg=1), pre(t0, first, 0), pre(t0 + gap, second, 1)]
+        assert [v.rule for v in _check(rows)] == rules
+    # another rank is not held
+    rows = [(0, 0, 0, 0, 0, 0, -1, "ACT"), (8, 0, 1, 0, 0, 0, -1, "ACT"),
+            (t0, 0, 0, 0, 0, -1, -1, "PRE"), (t0 + 1, 0, 1, 0, 0, -1, -1, "PRE")]
+    df = pd.DataFrame(rows, columns=COLS)
+    assert check.check_commands(df, T, 2, 2, 8, 4, refresh=False, standard="DDR5") == []
+
+
+def test_checker_counts_timings_from_a_two_cycle_commands_second_cycle():
+    # ACT at 0 (cycles 0-1): its bank's PRE waits tRAS from cycle 1, so tRAS + 1 from the
+    # log's cycle; a PRE (one cycle) -> ACT needs tRP to the ACT's second cycle: tRP - 1
+    ras, rp = T["tRAS"], T["tRP"]
+    for pre_at, rules in ((ras + 1, []), (ras, ["tRAS"])):
+        rows = [_act(0), (pre_at, 0, 0, 0, 0, -1, -1, "PRE")]
+        found = _check(rows)
+        assert [v.rule for v in found] == rules
+        if rules:
+            assert "second cycles" in found[0].message and f"got {ras - 1}" in found[0].message
+    pre = ras + 5  # (late enough that tRC does not bind)
+    for act_at, rules in ((pre + rp - 1, []), (pre + rp - 2, ["tRP"])):
+        rows = [_act(0), (pre, 0, 0, 0, 0, -1, -1, "PRE"), _act(act_at)]
+        assert [v.rule for v in _check(rows)] == rules
+    # ACT -> RD: both two-cycle, tRCD between the logged cycles as between second cycles
+    for rd_at, rules in ((T["tRCD"], []), (T["tRCD"] - 1, ["tRCD"])):
+        assert [v.rule for v in _check([_act(0), (rd_at, 0, 0, 0, 0, 0, 0, "RD")])] == rules
+    # RD -> PRE: tRTP from the read's second cycle
+    rd = T["tRCD"] + ras  # (late enough for tRAS)
+    for pre_at, rules in ((rd + T["tRTP"] + 1, []), (rd + T["tRTP"], ["tRTP"])):
+        rows = [_act(0), (rd, 0, 0, 0, 0, 0, 0, "RD"), (pre_at, 0, 0, 0, 0, -1, -1, "PRE")]
+        assert [v.rule for v in _check(rows)] == rules
+    # an RDA's implied precharge, from its second cycle: the next ACT tRTP + tRP after it
+    for act_at, rules in ((rd + T["tRTP"] + rp, []), (rd + T["tRTP"] + rp - 1, ["tRP"])):
+        rows = [_act(0), (rd, 0, 0, 0, 0, 0, 0, "RDA"), _act(act_at)]
+        assert [v.rule for v in _check(rows)] == rules
+
+
 def test_every_ddr5_rule_family_has_a_one_cycle_test_here():
-    # tCCD_L_WR and the two-cycle cmd_bus rule above; every other rule is DDR4's
-    # (tests/test_check_rules.py)
-    assert set(check.DDR5_RULE_NAMES) == {"tCCD_L_WR"}
+    # tCCD_L_WR, tRTW (with tWPRE), tPPD and the two-cycle cmd_bus / rank_cmd rules
+    # above (rank_cmd: tests/test_ddr5_mechanisms.py); every other rule is DDR4's
+    # (tests/test_check_rules.py), counted from a two-cycle command's second cycle
+    # (test_checker_counts_timings_from_a_two_cycle_commands_second_cycle)
+    assert set(check.DDR5_RULE_NAMES) == {"tCCD_L_WR", "tRTW", "tPPD", "cmd_bus",
+                                          "rank_cmd"}
     two_cycle = [r for r in check.DDR5_RULES if r.name == "cmd_bus" and r.gap == "2"]
     assert len(two_cycle) == 1
     assert set(two_cycle[0].earlier) == {c for c, n in ddr5.COMMAND_BUS_CYCLES.items()
                                          if n == 2}
+    assert check.STANDARD_CYCLE_OFFSETS["DDR5"] == {
+        c: n - 1 for c, n in ddr5.COMMAND_BUS_CYCLES.items() if n > 1}
 
 
 # ---------------------------------------------------------------- closed forms (engine)

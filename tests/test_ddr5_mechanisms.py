@@ -112,11 +112,15 @@ def test_without_sub_banks_one_request_per_trc(tmp_path):
 
 
 def test_salp1_on_ddr5_overlaps_the_precharge_with_the_sibling_activate(tmp_path):
-    # one request per tRAS + tPA instead of tRC (SALP-1's rule is per bank: as on DDR4)
+    # one request per tRAS + tPA instead of tRC (SALP-1's rule is per bank: as on DDR4),
+    # counted from the two-cycle ACT's second cycle: its PRE tRAS + 1 after its first,
+    # the sibling's ACT tPA - 1 after the PRE, but never before the PRE has left the
+    # command bus (1 cycle: tPA is 1)
     s, log = _alternating(tmp_path, _subbanks("salp1"))
-    period = tRAS + tPA
+    period = tRAS + 1 + max(tPA - 1, 1)
+    assert tPA == 1 and period == tRAS + 2
     assert cycles_of(log, "ACT") == [period * k for k in range(N)]
-    assert cycles_of(log, "PRE") == [period * k + tRAS for k in range(N - 1)]
+    assert cycles_of(log, "PRE") == [period * k + tRAS + 1 for k in range(N - 1)]
     assert cycles_of(log, "RD") == [period * k + tRCD for k in range(N)]
     assert commands(log, "ACT")["subbank"].tolist() == [k % 2 for k in range(N)]
 
@@ -124,14 +128,17 @@ def test_salp1_on_ddr5_overlaps_the_precharge_with_the_sibling_activate(tmp_path
 def test_masa_on_ddr5_keeps_both_rows_open(tmp_path):
     # two ACTs, then row hits; each switch costs SA_SEL tRA after the sibling's read and
     # tSCD before the read. The sub-array select waits out a two-cycle command's bus
-    # cycles like any command (none of them binds here: tRA > 2)
+    # cycles like any command (none of them binds here: tRA > 2). Counted from the
+    # two-cycle RD's second cycle: SA_SEL tRA + 1 after a RD's first cycle, the next RD
+    # tSCD - 1 after the SA_SEL but not before it leaves the command bus (tSCD is 1)
     s, log = _alternating(tmp_path, _subbanks("masa"))
     assert cycles_of(log, "ACT") == [0, tRCD + tRA]
+    sel_to_rd = max(tSCD - 1, 1)
     rd = [tRCD, tRCD + tRA + tRCD]
     for _ in range(N - 2):
-        rd.append(rd[-1] + tRA + tSCD)
+        rd.append(rd[-1] + tRA + 1 + sel_to_rd)
     assert cycles_of(log, "RD") == rd
-    assert cycles_of(log, "SA_SEL") == [r - tSCD for r in rd[2:]]
+    assert cycles_of(log, "SA_SEL") == [r - sel_to_rd for r in rd[2:]]
     assert s["row_buffer"]["hits"] == N - 2 and s["commands"]["PRE"] == 0
 
 

@@ -38,30 +38,35 @@ def mode(m):
 # ---------------------------------------------------------------- data, tables, config
 
 def test_refresh_timings_are_the_jesd79_5_values_docs_reference_ddr5_lists():
-    # ns from JESD79-5's refresh table, rounded up to clocks of 2000 / rate ns
+    # ns from JESD79-5's refresh table by JEDEC's rounding (memsim.dram.clock: tCK
+    # truncated to 416 / 357 ps, a 0.3 % guard band); tREFI the whole clocks of 2000 /
+    # rate ns in 3.9 us
     for (rate, speed), dens, want in (
             ((4800, "DDR5_4800B"), 16, (708, 384, 312, 72, 9360)),
-            ((4800, "DDR5_4800B"), 32, (984, 528, 456, 72, 9360)),
-            ((5600, "DDR5_5600B"), 16, (826, 448, 364, 84, 10920)),
-            ((5600, "DDR5_5600B"), 32, (1148, 616, 532, 84, 10920))):
+            ((4800, "DDR5_4800B"), 32, (983, 528, 456, 72, 9360)),
+            ((5600, "DDR5_5600B"), 16, (824, 447, 364, 84, 10920)),
+            ((5600, "DDR5_5600B"), 32, (1146, 615, 531, 84, 10920))):
         t = ddr5.resolve_timings(speed, "x8", dens)
         got = tuple(t[k] for k in ("tRFC", "tRFC2", "tRFCsb", "tREFSBRD", "tREFI"))
         assert got == want
         ns = (410 if dens == 32 else 295, 220 if dens == 32 else 160,
               190 if dens == 32 else 130, 30, 3900)
-        assert got == tuple(-(-n * rate // 2000) for n in ns)
+        tck = 2_000_000 // rate
+        assert got[:4] == tuple((n * 1000 * 997 // tck + 1000) // 1000 for n in ns[:4])
+        assert got[4] == 3900 * rate // 2000
 
 
 def test_modes_compile_their_refresh_rows_and_ddr4_table_is_unchanged():
     ref, act = spec_mod.REF, spec_mod.ACT
     bank, rank = spec_mod.LEVEL["bank"], spec_mod.LEVEL["rank"]
     tables = {m: resolve(PRESET, mode(m))[1].latency for m in ddr5.REFRESH_MODES}
-    assert tables["all_bank"][ref, rank, act] == T["tRFC"]
-    assert tables["fine_granularity"][ref, rank, act] == T["tRFC2"]
+    # (an ACT is registered on its second cycle: one cycle less between first cycles)
+    assert tables["all_bank"][ref, rank, act] == T["tRFC"] - 1
+    assert tables["fine_granularity"][ref, rank, act] == T["tRFC2"] - 1
     sb = tables["same_bank"]
     # REFsb: its banks tRFCsb, the rest of the rank (and the next REFsb) tREFSBRD
-    assert (sb[ref, bank, act], sb[ref, bank, ref]) == (T["tRFCsb"], T["tRFCsb"])
-    assert (sb[ref, rank, act], sb[ref, rank, ref]) == (T["tREFSBRD"], T["tREFSBRD"])
+    assert (sb[ref, bank, act], sb[ref, bank, ref]) == (T["tRFCsb"] - 1, T["tRFCsb"])
+    assert (sb[ref, rank, act], sb[ref, rank, ref]) == (T["tREFSBRD"] - 1, T["tREFSBRD"])
     # every other row is the all-bank table's
     diff = np.argwhere(sb != tables["all_bank"])
     assert {tuple(d) for d in diff} == {(ref, bank, act), (ref, bank, ref), (ref, rank, act),
@@ -126,21 +131,22 @@ def _act(cycle, bg, bank):
     return (cycle, 0, 0, bg, bank, 3, -1, "ACT")
 
 
+# (an ACT counts from its second cycle: the logged cycle + 1)
 def test_checker_refsb_to_act_same_bank_within_trfcsb():
-    assert _check([_refsb(0, 1), _act(T["tRFCsb"], 5, 1)]) == []
-    assert _check([_refsb(0, 1), _act(T["tRFCsb"] - 1, 5, 1)]) == ["tRFCsb"]
+    assert _check([_refsb(0, 1), _act(T["tRFCsb"] - 1, 5, 1)]) == []
+    assert _check([_refsb(0, 1), _act(T["tRFCsb"] - 2, 5, 1)]) == ["tRFCsb"]
 
 
 def test_checker_refsb_to_act_other_bank_within_trefsbrd():
-    assert _check([_refsb(0, 1), _act(T["tREFSBRD"], 5, 2)]) == []
-    assert _check([_refsb(0, 1), _act(T["tREFSBRD"] - 1, 5, 2)]) == ["tREFSBRD"]
+    assert _check([_refsb(0, 1), _act(T["tREFSBRD"] - 1, 5, 2)]) == []
+    assert _check([_refsb(0, 1), _act(T["tREFSBRD"] - 2, 5, 2)]) == ["tREFSBRD"]
     # ...also between two REFsb of a rank (memsim's conservative spacing)
     assert _check([_refsb(0, 1), _refsb(T["tREFSBRD"], 2)]) == []
     assert _check([_refsb(0, 1), _refsb(T["tREFSBRD"] - 1, 2)]) == ["tREFSBRD"]
 
 
 def test_checker_refsb_needs_its_banks_precharged():
-    pre = T["tRAS"]
+    pre = T["tRAS"] + 1  # (tRAS from the ACT's second cycle)
     opened = [_act(0, 2, 1), (pre, 0, 0, 2, 1, -1, -1, "PRE")]
     assert _check(opened + [_refsb(pre + T["tRP"], 1)]) == []
     assert _check(opened + [_refsb(pre + T["tRP"] - 1, 1)]) == ["tRP"]
@@ -182,10 +188,10 @@ def test_checker_refresh_interval_per_bank_index():
 def test_checker_fine_granularity_is_trfc2_every_trefi2():
     ref = (0, 0, 0, -1, -1, -1, -1, "REF")
     fg = "fine_granularity"
-    assert _check([ref, _act(T["tRFC2"], 0, 0)], fg) == []
-    assert _check([ref, _act(T["tRFC2"] - 1, 0, 0)], fg) == ["tRFC"]
+    assert _check([ref, _act(T["tRFC2"] - 1, 0, 0)], fg) == []
+    assert _check([ref, _act(T["tRFC2"] - 2, 0, 0)], fg) == ["tRFC"]
     # all-bank mode keeps tRFC1
-    assert _check([ref, _act(T["tRFC2"], 0, 0)], "all_bank") == ["tRFC"]
+    assert _check([ref, _act(T["tRFC2"] - 1, 0, 0)], "all_bank") == ["tRFC"]
     limit = check.REFRESH_POSTPONE_LIMIT * TREFI2
     on_time = [(limit, 0, 0, -1, -1, -1, -1, "REF"), (limit, 1, 0, -1, -1, -1, -1, "REF")]
     late = [(limit + 1, 0, 0, -1, -1, -1, -1, "REF"), (limit + 1, 1, 0, -1, -1, -1, -1, "REF")]
@@ -256,7 +262,7 @@ def test_idle_latency_of_a_read_that_meets_a_refresh(tmp_path, m):
     miss = T["tRCD"] + T["CL"] + T["tBL"]
     if m == "all_bank":
         at, fields = T["tREFI"], [dict(channel=0, bankgroup=3, bank=0, row=2)]
-        want = [T["tRFC"] + miss]
+        want = [T["tRFC"] - 1 + miss]  # (the ACT tRFC after the REF from its second cycle)
     else:
         at, fields = INTERVAL_SB, [dict(channel=0, bankgroup=3, bank=0, row=2)]
         want = [miss]
@@ -279,7 +285,7 @@ def test_idle_latency_of_a_read_that_meets_a_refresh(tmp_path, m):
                                         PRESET, mode(m), name="b.csv")
         first = log2[(log2.command == "REFsb") & (log2.channel == 0)].iloc[0]
         assert (first.cycle, first.bank) == (ref_at, 0)
-        assert s2["latency_cycles"]["read"]["max"] == T["tRFCsb"] - 1 + miss
+        assert s2["latency_cycles"]["read"]["max"] == T["tRFCsb"] - 2 + miss
         assert _violations(path2, mode(m)).total == 0
     assert _violations(path, mode(m)).total == 0
 

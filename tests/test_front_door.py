@@ -86,7 +86,8 @@ def test_the_front_door_runs_a_trace():
 
 
 def test_memsim_describes_itself_as_it_is():
-    """pyproject, --help and the package docstring say DDR4 and DDR5 and the mechanisms;
+    """pyproject, --help and the package docstring say DDR4, DDR5 and LPDDR5 and the
+    mechanisms;
     --version is memsim's version."""
     import tomllib
 
@@ -95,7 +96,7 @@ def test_memsim_describes_itself_as_it_is():
                               capture_output=True, text=True, timeout=60, check=True).stdout
     flat = " ".join(helptext.split())
     for text in (project["description"], flat, " ".join(memsim.__doc__.split())):
-        assert "DDR4" in text and "DDR5" in text
+        assert "DDR4" in text and "DDR5" in text and "LPDDR5" in text
         for mechanism in ("sub-banks", "near-data accelerators", "ECC", "cores", "SimPy"):
             assert mechanism in text, (mechanism, text[:80])
     assert "DDR4 memory-system simulator" not in flat

@@ -60,7 +60,7 @@ def test_summary_says_whether_the_engine_was_compiled_or_loaded():
 
 
 def _notice(line: str) -> bool:
-    return line.startswith("memsim: compiling the plain loop (plain DDR4/DDR5) once, about ")
+    return line.startswith("memsim: compiling the plain loop (plain DDR4/DDR5/LPDDR5) once, about ")
 
 
 def test_compile_notice_printed_when_the_engine_must_be_compiled(monkeypatch, capsys):

@@ -10,11 +10,16 @@ adding a module shaped like this one and registering it in ``memsim/dram/standar
 
 from __future__ import annotations
 
+from memsim.dram.constraint import Constraint as C
+
 NAME = "DDR4"
 
 # Command names, in the order the engine numbers them. Column commands with an ``A``
 # suffix carry an auto-precharge.
 COMMANDS = ("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF")
+
+# Command-bus cycles per command: one each (every timing counts from a command's cycle).
+COMMAND_BUS_CYCLES = dict.fromkeys(COMMANDS, 1)
 
 # Hierarchy levels below the channel, outermost first. The engine addresses a node of
 # each level; "subbank" is reserved for ERUCA-style sub-banking (1 per bank = DDR4).
@@ -87,8 +92,8 @@ _RD = ("RD", "RDA")
 _WR = ("WR", "WRA")
 _COL = _RD + _WR
 
-# The timing-constraint table, one row per JEDEC rule:
-#   (level, previous commands, next commands, latency expression, window, other_rank)
+# The timing-constraint table, one row per JEDEC rule (memsim.dram.constraint.Constraint:
+# level, previous commands, next commands, latency expression, window, other_rank, bus).
 # ``level`` is where previous and next must coincide (same bank, same bank group, same
 # rank, or only the same channel). ``window`` > 1 means "at most `window` previous
 # commands in any `latency` cycles" (tFAW). ``other_rank`` rows apply between
@@ -98,46 +103,46 @@ _COL = _RD + _WR
 # bank of that rank.
 CONSTRAINTS = (
     # --- same bank ---
-    ("bank", ("ACT",), _COL, "tRCD", 1, False),
-    ("bank", ("ACT",), ("PRE", "PREA"), "tRAS", 1, False),
-    ("bank", ("ACT",), ("ACT",), "tRC", 1, False),
-    ("bank", ("PRE",), ("ACT", "REF"), "tRP", 1, False),
-    ("bank", ("RD",), ("PRE", "PREA"), "tRTP", 1, False),
-    ("bank", ("WR",), ("PRE", "PREA"), "CWL + tBL + tWR", 1, False),
+    C("bank", ("ACT",), _COL, "tRCD"),
+    C("bank", ("ACT",), ("PRE", "PREA"), "tRAS"),
+    C("bank", ("ACT",), ("ACT",), "tRC"),
+    C("bank", ("PRE",), ("ACT", "REF"), "tRP"),
+    C("bank", ("RD",), ("PRE", "PREA"), "tRTP"),
+    C("bank", ("WR",), ("PRE", "PREA"), "CWL + tBL + tWR"),
     # auto-precharge: the implied PRE follows the column command by tRTP / write recovery
-    ("bank", ("RDA",), ("ACT", "REF"), "tRTP + tRP", 1, False),
-    ("bank", ("WRA",), ("ACT", "REF"), "CWL + tBL + tWR + tRP", 1, False),
+    C("bank", ("RDA",), ("ACT", "REF"), "tRTP + tRP"),
+    C("bank", ("WRA",), ("ACT", "REF"), "CWL + tBL + tWR + tRP"),
     # ...and never starts before ACT + tRAS (the tRAS lock-out), so the next ACT or REF
     # waits tRAS + tRP from the ACT (more than tRC only when tRC < tRAS + tRP)
-    ("bank", ("ACT",), ("ACT", "REF"), "tRAS + tRP", 1, False),
+    C("bank", ("ACT",), ("ACT", "REF"), "tRAS + tRP"),
     # --- same bank group ---
-    ("bankgroup", _RD, _RD, "tCCD_L", 1, False),
-    ("bankgroup", _WR, _WR, "tCCD_L", 1, False),
-    ("bankgroup", _WR, _RD, "CWL + tBL + tWTR_L", 1, False),
-    ("bankgroup", ("ACT",), ("ACT",), "tRRD_L", 1, False),
+    C("bankgroup", _RD, _RD, "tCCD_L"),
+    C("bankgroup", _WR, _WR, "tCCD_L"),
+    C("bankgroup", _WR, _RD, "CWL + tBL + tWTR_L"),
+    C("bankgroup", ("ACT",), ("ACT",), "tRRD_L"),
     # --- same rank ---
-    ("rank", _RD, _RD, "tCCD_S", 1, False),
-    ("rank", _WR, _WR, "tCCD_S", 1, False),
-    ("rank", _RD, _WR, "CL + tBL + 2 - CWL", 1, False),
-    ("rank", _WR, _RD, "CWL + tBL + tWTR_S", 1, False),
-    ("rank", ("ACT",), ("ACT",), "tRRD_S", 1, False),
-    ("rank", ("ACT",), ("ACT",), "tFAW", 4, False),
-    ("rank", ("PREA",), ("ACT", "REF"), "tRP", 1, False),
-    ("rank", ("REF",), ("ACT", "REF"), "tRFC", 1, False),
+    C("rank", _RD, _RD, "tCCD_S"),
+    C("rank", _WR, _WR, "tCCD_S"),
+    C("rank", _RD, _WR, "CL + tBL + 2 - CWL"),
+    C("rank", _WR, _RD, "CWL + tBL + tWTR_S"),
+    C("rank", ("ACT",), ("ACT",), "tRRD_S"),
+    C("rank", ("ACT",), ("ACT",), "tFAW", window=4),
+    C("rank", ("PREA",), ("ACT", "REF"), "tRP"),
+    C("rank", ("REF",), ("ACT", "REF"), "tRFC"),
     # --- other rank, same channel (data-bus ownership changes hands) ---
-    ("rank", _RD, _RD, "tBL + tRTRS", 1, True),
-    ("rank", _WR, _WR, "tBL + tRTRS", 1, True),
-    ("rank", _RD, _WR, "CL + tBL + tRTRS - CWL", 1, True),
-    ("rank", _WR, _RD, "CWL + tBL + tRTRS - CL", 1, True),
+    C("rank", _RD, _RD, "tBL + tRTRS", other_rank=True),
+    C("rank", _WR, _WR, "tBL + tRTRS", other_rank=True),
+    C("rank", _RD, _WR, "CL + tBL + tRTRS - CWL", other_rank=True),
+    C("rank", _WR, _RD, "CWL + tBL + tRTRS - CL", other_rank=True),
     # --- channel: one command per cycle on the command bus ---
-    ("channel", COMMANDS, COMMANDS, "1", 1, False),
+    C("channel", COMMANDS, COMMANDS, "1", bus=True),
     # --- channel: data bursts never overlap on the data bus. With BL8 everywhere the
     # rank and other-rank rows above already imply these; they bind when a burst is
     # longer than tCCD_S (write CRC's 10-beat writes, DUO's 9-beat bursts: memsim/ecc.py)
-    ("channel", _RD, _RD, "tBL", 1, False),
-    ("channel", _WR, _WR, "tBL", 1, False),
-    ("channel", _RD, _WR, "CL + tBL - CWL", 1, False),
-    ("channel", _WR, _RD, "CWL + tBL - CL", 1, False),
+    C("channel", _RD, _RD, "tBL"),
+    C("channel", _WR, _WR, "tBL"),
+    C("channel", _RD, _WR, "CL + tBL - CWL"),
+    C("channel", _WR, _RD, "CWL + tBL - CL"),
 )
 
 
@@ -176,7 +181,7 @@ WRITE_CRC_DM_TIMINGS = ("tWR", "tWTR_S", "tWTR_L")
 # bank (tWR) and bank group (tWTR_L), and a write to the same bank group waits for it:
 ONDIE_RMW_TIMINGS = ("tWR", "tWTR_L")
 ONDIE_CONSTRAINTS = (
-    ("bankgroup", _WR, _WR, "tCCD_L + tRMW", 1, False),
+    C("bankgroup", _WR, _WR, "tCCD_L + tRMW"),
 )
 
 # --- near-data accelerators: a second command source per rank (memsim.engine.nda) ---
@@ -204,9 +209,9 @@ SOURCE_SCOPES = {
 # do not overlap (tBL: the earlier command's burst, longer than tCCD_S with write CRC).
 # Between host commands the channel's command and data buses already say so.
 NDA_CONSTRAINTS = (
-    ("rank", COMMANDS, COMMANDS, "1", 1, False),
-    ("rank", _RD, _RD, "tBL", 1, False),
-    ("rank", _WR, _WR, "tBL", 1, False),
+    C("rank", COMMANDS, COMMANDS, "1", bus=True),
+    C("rank", _RD, _RD, "tBL"),
+    C("rank", _WR, _WR, "tBL"),
 )
 
 

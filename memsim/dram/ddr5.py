@@ -14,9 +14,8 @@ NOT_MODELLED_SETTINGS, NOT_MODELLED_VALUES). Refresh: the three modes of
 
 from __future__ import annotations
 
-import math
-
-from memsim.dram import ddr4
+from memsim.dram import clock, ddr4
+from memsim.dram.constraint import Constraint as C
 
 NAME = "DDR5"
 
@@ -48,10 +47,10 @@ ORGANISATIONS = {
 NOT_MODELLED: dict = {}
 
 
-def _ns(ns: float, rate: int, min_nck: int = 0) -> int:
-    """max(min_nck, ceil(ns / tCK)) with tCK = 2000 / rate ns (JESD79-5's nCK rounding;
-    a hair of tolerance so that exact multiples stay exact)."""
-    return max(min_nck, math.ceil(ns * rate / 2000 - 1e-6))
+def _ns(ns, rate: int, min_nck: int = 0) -> int:
+    """max(min_nck, ns in clocks) by JEDEC's rounding (memsim.dram.clock: tCK truncated to
+    whole ps, a 0.3 % guard band)."""
+    return clock.nck(ns, rate, min_nck)
 
 
 def _bin(rate: int, cl: int, trcd: int, trp: int) -> dict:
@@ -63,6 +62,9 @@ def _bin(rate: int, cl: int, trcd: int, trp: int) -> dict:
         tRC=tras + trp,
         tCCD_L=_ns(5, rate, 8), tCCD_L_WR=_ns(20, rate, 32),
         tRRD_S={1024: 8, 2048: 8}, tRRD_L={1024: _ns(5, rate, 8), 2048: _ns(5, rate, 8)},
+        # tFAW in nCK by page size: 32 for a 1 KB page (x4, x8), 40 for a 2 KB page
+        # (x16): JESD79-5's core timing table, "four activate window" per page size
+        # (docs/reference/ddr5.md "tFAW" on Ramulator 2's 20 ns)
         tFAW={1024: 32, 2048: 40},
         tWTR_S=_ns(2.5, rate, 4), tWTR_L=_ns(10, rate, 16), tRTP=_ns(7.5, rate, 12),
         tWR=_ns(30, rate),
@@ -73,7 +75,8 @@ def _bin(rate: int, cl: int, trcd: int, trp: int) -> dict:
         tRFC2={16: _ns(160, rate), 24: _ns(220, rate), 32: _ns(220, rate)},
         tRFCsb={16: _ns(130, rate), 24: _ns(190, rate), 32: _ns(190, rate)},
         tREFSBRD={16: _ns(30, rate), 24: _ns(30, rate), 32: _ns(30, rate)},
-        tREFI=_ns(3900, rate),
+        # the average refresh interval is a maximum: whole clocks of the exact period
+        tREFI=clock.interval_nck(3900, rate),
     )
 
 
@@ -98,7 +101,11 @@ SPEED_BINS = {
 }
 
 # tCCD_S is BL/2 = 8 for reads and writes alike; tRTRS as DDR4's (a parameter).
-COMMON_TIMINGS = dict(tCCD_S=8, tBL=BURST_LENGTH // 2, tRTRS=2)
+# tPPD: a PRE (per-bank or all-bank) to the next PRE of the same rank, 2 nCK (JESD79-5's
+# core timing table, "precharge to precharge delay"; gem5's DDR5 and Ramulator 2 use 2).
+# tWPRE: the write preamble, 2 nCK (the default of its mode register; 3 and 4 nCK are the
+# other settings), part of the read-to-write turnaround below.
+COMMON_TIMINGS = dict(tCCD_S=8, tBL=BURST_LENGTH // 2, tRTRS=2, tPPD=2, tWPRE=2)
 
 # Command-bus cycles per command (JESD79-5: ACT, RD, WR and their auto-precharge forms
 # are two-cycle commands, PRE, PREA and REF one-cycle). The command bus is a resource in
@@ -110,22 +117,40 @@ _WR = ("WR", "WRA")
 _COL = _RD + _WR
 
 
-def _command_bus_rows():
+def _command_bus_rows(level: str = "channel"):
     by_cycles: dict[int, list[str]] = {}
     for cmd in COMMANDS:
         by_cycles.setdefault(COMMAND_BUS_CYCLES[cmd], []).append(cmd)
-    return tuple(("channel", tuple(cmds), COMMANDS, str(n), 1, False)
+    return tuple(C(level, tuple(cmds), COMMANDS, str(n), bus=True)
                  for n, cmds in sorted(by_cycles.items()))
 
 
-# DDR4's table with DDR5's differences: write-to-write in the same bank group waits
-# tCCD_L_WR (not tCCD_L), and the command bus rows count each command's bus cycles.
-# All timings count from a command's first cycle.
-CONSTRAINTS = tuple(
-    ("bankgroup", _WR, _WR, "tCCD_L_WR", 1, False) if row == ("bankgroup", _WR, _WR,
-                                                             "tCCD_L", 1, False) else row
-    for row in ddr4.CONSTRAINTS
-    if row != ("channel", COMMANDS, COMMANDS, "1", 1, False)
+# Read to write on the same rank (JESD79-5's read-to-write turnaround, as Micron's DDR5
+# core datasheet writes it and gem5's DDR5 model quotes it): CL - CWL + RBL/2 + 2 tCK
+# - read DQS offset + (tRPST - 0.5 tCK) + tWPRE. With the default mode-register settings
+# (read DQS offset 1 tCK, tRPST 1.5 tCK) the offset and the postamble cancel: CL - CWL +
+# tBL + 2 + tWPRE = 14 clocks at every DDR5 bin (CWL = CL - 2, tBL 8, tWPRE 2), where
+# DDR4's CL + tBL + 2 - CWL gives 12. Ramulator 2 has the same 14 ("nCL + nBL + 2 - nCWL
+# + 2").
+RD_TO_WR = "CL + tBL + 2 - CWL + tWPRE"
+
+
+def _ddr5_row(row):
+    """DDR4's row as DDR5 has it: write-to-write in a bank group waits tCCD_L_WR, and
+    read-to-write on a rank includes the write preamble."""
+    if row.level == "bankgroup" and row.prev == _WR and row.next == _WR:
+        return row.replace(latency="tCCD_L_WR")
+    if (row.level == "rank" and not row.other_rank and row.prev == _RD
+            and row.next == _WR):
+        return row.replace(latency=RD_TO_WR)
+    return row
+
+
+# DDR4's table with DDR5's differences (_ddr5_row), tPPD, and command-bus rows that count
+# each command's bus cycles. Every row but the bus rows counts from a two-cycle command's
+# second cycle (memsim.dram.constraint; the spec compiler shifts them).
+CONSTRAINTS = tuple(_ddr5_row(row) for row in ddr4.CONSTRAINTS if not row.bus) + (
+    C("rank", ("PRE", "PREA"), ("PRE", "PREA"), "tPPD"),
 ) + _command_bus_rows()
 
 # Refresh modes (dram.refresh_mode; the fields of memsim.dram.refresh.RefreshMode;
@@ -156,10 +181,11 @@ REFRESH_MODES = {
 # command per cycle; the data pins' rows (tBL) are DDR4's.
 SOURCES = ddr4.SOURCES
 SOURCE_SCOPES = ddr4.SOURCE_SCOPES
-NDA_CONSTRAINTS = tuple(("rank",) + row[1:] for row in _command_bus_rows()) + tuple(
-    row for row in ddr4.NDA_CONSTRAINTS if row[3] != "1")
+NDA_CONSTRAINTS = _command_bus_rows("rank") + tuple(
+    row for row in ddr4.NDA_CONSTRAINTS if not row.bus)
 
-POSITIVE_TIMINGS = ddr4.POSITIVE_TIMINGS + ("tCCD_L_WR", "tRFC2", "tRFCsb", "tREFSBRD")
+POSITIVE_TIMINGS = ddr4.POSITIVE_TIMINGS + ("tCCD_L_WR", "tRFC2", "tRFCsb", "tREFSBRD",
+                                             "tPPD", "tWPRE")
 ORDERED_TIMINGS = ddr4.ORDERED_TIMINGS + (
     ("tCCD_L", "tCCD_L_WR", "a write to the same bank group is never faster than a read "
      "(tCCD_L_WR >= tCCD_L)"),

@@ -12,8 +12,9 @@ engine's tables; the address mapping and the energy model read it through the sp
 validation and the protocol checker read it directly. Nothing else resolves a speed
 bin.
 
-The standard itself is data: a module shaped like :mod:`memsim.dram.ddr4`, registered
-in :data:`memsim.dram.standards.STANDARDS` under the name ``dram.standard`` gives.
+The standard itself is data: a module of the shape :class:`memsim.dram.standard.Standard`
+declares, registered in :data:`memsim.dram.standards.STANDARDS` under the name
+``dram.standard`` gives.
 ``docs/reference/layout.md`` follows a config from YAML to the compiled tables.
 """
 
@@ -21,11 +22,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from types import ModuleType
+from fractions import Fraction
 
 from memsim import ecc as ecc_mod
 from memsim.dram import refresh as refresh_mod
 from memsim.dram import subbank as subbank_mod
+from memsim.dram.standard import Standard
 from memsim.dram.standards import STANDARDS
 
 # Where a timing in effect comes from (Device.timing_source).
@@ -34,8 +36,8 @@ FROM_OVERRIDE = "override"  # dram.timing
 FROM_DERIVED = "derived"  # an expression over the others (sub-bank timings)
 
 
-def standard(dram) -> ModuleType:
-    """The data module of ``dram.standard`` (memsim.dram.standards)."""
+def standard(dram) -> Standard:
+    """The standard ``dram.standard`` names (memsim.dram.standards)."""
     return STANDARDS[dram.standard]
 
 
@@ -88,8 +90,14 @@ class Device:
     refresh_mode: str = "all_bank"  # dram.refresh_mode: a key of the standard's REFRESH_MODES
 
     @property
-    def std(self) -> ModuleType:
+    def std(self) -> Standard:
         return STANDARDS[self.standard]
+
+    @property
+    def clock_mhz(self) -> Fraction:
+        """The command clock in MHz, exactly: the data rate over the standard's transfers
+        per clock (DDR4, DDR5: 2; LPDDR5: 8, its CK a quarter of WCK)."""
+        return Fraction(int(self.timings["data_rate_mtps"]), self.std.TRANSFERS_PER_CLOCK)
 
     @property
     def refresh(self):

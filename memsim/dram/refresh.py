@@ -53,12 +53,11 @@ def rows_for(mode: RefreshMode, constraints: tuple) -> tuple:
     applies them to its banks only."""
     out = []
     for row in constraints:
-        level, prevs, nexts, expr, window, other = row
-        if prevs == ("REF",) and expr == "tRFC" and not other:
+        if row.prev == ("REF",) and row.latency == "tRFC" and not row.other_rank:
             if mode.same_bank:
-                out.append(("bank", prevs, nexts, mode.trfc, window, other))
-                out.append(("rank", prevs, nexts, mode.other_bank, window, other))
+                out.append(row.replace(level="bank", latency=mode.trfc))
+                out.append(row.replace(level="rank", latency=mode.other_bank))
                 continue
-            row = (level, prevs, nexts, mode.trfc, window, other)
+            row = row.replace(latency=mode.trfc)
         out.append(row)
     return tuple(out)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from memsim import ecc as ecc_mod
+from memsim.dram import constraint as constraint_mod
 from memsim.dram import ddr4
 from memsim.dram import device as device_mod
 from memsim.dram import refresh as refresh_mod
@@ -156,9 +157,9 @@ def build(cfg) -> DeviceSpec:
     d = cfg.dram
     dev = device_mod.of(cfg)
     std = dev.std
-    if std.COMMANDS != COMMANDS or std.LEVELS != LEVELS:
-        raise ValueError(f"standard {d.standard}: its commands / levels are not the "
-                         f"engine's ({', '.join(COMMANDS)}; {', '.join(LEVELS)})")
+    if scheme_needs_engine_names(dev) and std.COMMANDS != COMMANDS:
+        raise ValueError(f"standard {d.standard}: sub-banks need the engine's command names "
+                         f"({', '.join(COMMANDS)})")
     org = dev.organisation
     timings = dict(dev.timings)
     scheme = dev.subbank_scheme
@@ -213,15 +214,30 @@ def build(cfg) -> DeviceSpec:
     )
 
 
+def command_ids(std) -> dict[str, int]:
+    """The standard's command names -> the engine's command ids, by their kinds
+    (``COMMAND_KINDS``: the engine has one id per kind; two commands of one kind share
+    it, and the table keeps the larger latency of their rows)."""
+    return {c: CMD[std.COMMAND_KINDS[c]] for c in std.COMMANDS}
+
+
+def scheme_needs_engine_names(dev) -> bool:
+    """Sub-bank schemes write their rules with the engine's command names."""
+    return dev.subbank_scheme != "none"
+
+
 def _compile_standard(std, iface, eff, burst, timings, scale, nda=False,
                       refresh=refresh_mod.ALL_BANK):
     """The standard's constraint rows (and the ECC scheme's) -> (latency[prev, scope,
     next] in engine ticks, windowed rules)."""
     rows = (refresh_mod.rows_for(refresh, std.CONSTRAINTS) + iface.extra_constraints()
             + (std.NDA_CONSTRAINTS if nda else ()))
-    latency, windows = _compile(rows, CMD, N_CMD, N_SCOPES, eff,
-                                burst_of=lambda p: burst.get(CMD[p], timings["tBL"]),
-                                scope_of=lambda level, expr: LEVEL[level], ticks=scale)
+    ids = command_ids(std)
+    latency, windows = _compile(rows, ids, N_CMD, N_SCOPES, eff,
+                                burst_of=lambda p: burst.get(ids[p], timings["tBL"]),
+                                scope_of=lambda level, expr: LEVEL[level], ticks=scale,
+                                offsets=constraint_mod.cycle_offsets(std.COMMAND_BUS_CYCLES,
+                                                                      std.TIMINGS_FROM_FIRST_CYCLE))
     if scale > 1:
         # Commands are registered on the rising clock edge only, and a burst starts RL or
         # WL whole cycles after its command (JESD79-4: CL, CWL and PL are whole cycles):
@@ -237,27 +253,29 @@ def _compile_standard(std, iface, eff, burst, timings, scale, nda=False,
 
 
 def _compile(rows, ids, n_cmd, n_scopes, timings, burst_of, scope_of, scale=None,
-             ticks=1):
-    """Constraint rows -> (latency[prev, scope, next] in engine ticks of 1 / ``ticks``
-    cycle, windowed rules). ``burst_of(prev)`` is the burst (tBL in an expression) of
-    the previous command; ``scope_of(level, expr)`` gives a row's scope (rows with
-    ``other`` set: SCOPE_OTHER_RANK); ``scale(prev, next, expr, latency, window)`` may
-    rewrite a row's (latency, window)."""
+             ticks=1, offsets=None):
+    """Constraint rows (memsim.dram.constraint.Constraint) -> (latency[prev, scope,
+    next] in engine ticks of 1 / ``ticks`` cycle, windowed rules). ``burst_of(prev)`` is
+    the burst (tBL in an expression) of the previous command; ``scope_of(level, expr)``
+    gives a row's scope (rows with ``other_rank`` set: SCOPE_OTHER_RANK); ``scale(prev,
+    next, expr, latency, window)`` may rewrite a row's (latency, window); ``offsets``
+    (command -> cycles from its first to its last command-bus cycle) shifts every row but
+    the bus rows to count between last cycles."""
+    offsets = {c: n * ticks for c, n in (offsets or {}).items()}
     latency = np.full((n_cmd, n_scopes, n_cmd), NO_CONSTRAINT, np.int64)
     windows = []  # (prev, scope, next, size, latency)
-    for level, prevs, nexts, expr, window, other in rows:
-        scope = SCOPE_OTHER_RANK if other else scope_of(level, expr)
-        if window > 1 and len(nexts) != 1:
-            raise ValueError(f"constraint {expr!r}: a windowed rule must name one next command")
-        for p in prevs:
-            lat = _eval_latency(expr, dict(timings, tBL=burst_of(p)), ticks)
-            for n in nexts:
-                size = window
+    for row in rows:
+        scope = SCOPE_OTHER_RANK if row.other_rank else scope_of(row.level, row.latency)
+        for p in row.prev:
+            lat = _eval_latency(row.latency, dict(timings, tBL=burst_of(p)), ticks)
+            for n in row.next:
+                size = row.window
                 if scale is not None:
-                    lat_n, size = scale(p, n, expr, lat, window)
+                    lat_n, size = scale(p, n, row.latency, lat, row.window)
                 else:
                     lat_n = lat
-                if window > 1:
+                lat_n = constraint_mod.shift(lat_n, p, n, offsets, row)
+                if row.window > 1:
                     windows.append((ids[p], scope, ids[n], size, lat_n))
                 else:
                     cell = (ids[p], scope, ids[n])
@@ -291,21 +309,25 @@ def _compile_subbank(std, scheme, eruca, timings, burst_cycles):
             return max(1, math.ceil(weight * lat - 1e-9)), window
         return lat, window
 
+    C = constraint_mod.Constraint
     rows = list(std.CONSTRAINTS)
-    rows += [("channel", subbank_mod.COMMANDS, (subbank_mod.SA_SEL,), "1", 1, False),
-             ("channel", (subbank_mod.SA_SEL,), subbank_mod.COMMANDS, "1", 1, False)]
+    rows += [C("channel", subbank_mod.COMMANDS, (subbank_mod.SA_SEL,), "1", bus=True),
+             C("channel", (subbank_mod.SA_SEL,), subbank_mod.COMMANDS, "1", bus=True)]
     # a standard with multi-cycle commands (DDR5): MASA's sub-array select waits for the
     # command bus like any other command
-    for cmd, n in getattr(std, "COMMAND_BUS_CYCLES", {}).items():
+    for cmd, n in std.COMMAND_BUS_CYCLES.items():
         if n > 1:
-            rows.append(("channel", (cmd,), (subbank_mod.SA_SEL,), str(n), 1, False))
-    rows += [(level, prevs, nexts, expr, 1, False) for level, prevs, nexts, expr in rules.rows]
+            rows.append(C("channel", (cmd,), (subbank_mod.SA_SEL,), str(n), bus=True))
+    rows += [C(level, prevs, nexts, expr) for level, prevs, nexts, expr in rules.rows]
+
     def burst_of(p):
         burst = int(burst_cycles[ids[p]]) if ids[p] < len(burst_cycles) else 0
         return burst or timings["tBL"]
 
     latency, windows = _compile(rows, ids, N_CMD_SUBBANK, N_SCOPES_SUBBANK, timings,
-                                burst_of, scope_of, scale)
+                                burst_of, scope_of, scale,
+                                offsets=constraint_mod.cycle_offsets(std.COMMAND_BUS_CYCLES,
+                                                                      std.TIMINGS_FROM_FIRST_CYCLE))
     power = []
     for prev, scope, nxt, size, lat in windows:
         if prev != ACT or nxt != ACT or scope != LEVEL["rank"]:

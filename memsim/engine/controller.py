@@ -314,6 +314,47 @@ def held_plain(P, resv_q, resv_id, n_resv_q, open_row, ref_pending, rank_of, ear
     return -1, t + 1
 
 
+# Refresh serves the rows it would close first. An *activated* request (its ACT issued,
+# its column command not yet: ``owner_id``) on a rank whose all-bank refresh is due is
+# served before the refresh's PREA, as Ramulator 2's controller serves its active buffer
+# before the refresh; memsim used to close those rows and activate them again after tRFC
+# (two ACTs per REF more on tFAW-bound random traffic). No new ACT goes to the rank
+# meanwhile. Compiled apart and given arrays, not the state tuples, like held_plain: it
+# runs only while a refresh is due.
+@njit(**_CALLEE)
+def owned_before_refresh(P, owned, n_owned, owner_id, owner_q, rank_of, ref_pending,
+                         earliest, node_ch, node_rank, node_bg, node_bank, q_head, q_len,
+                         q_id, ch, t):
+    """(queue slot, queue) of the oldest activated request on a rank with a refresh due
+    whose column command is ready ((-1, -1) if none), and the earliest cycle at which
+    such a command becomes ready."""
+    best_id = INF
+    best_q = -1
+    nxt = INF
+    for k in range(n_owned[ch]):
+        b = owned[ch, k]
+        if ref_pending[rank_of[b]] == 0:
+            continue
+        q = owner_q[b]
+        c = RD + q
+        ready = max(earliest[ei(node_ch[b], c)], earliest[ei(node_rank[b], c)],
+                    earliest[ei(node_bg[b], c)], earliest[ei(node_bank[b], c)])
+        if ready <= t:
+            if owner_id[b] < best_id:
+                best_id = owner_id[b]
+                best_q = q
+        elif ready < nxt:
+            nxt = ready
+    if best_q < 0:
+        return -1, -1, nxt
+    h = q_head[best_q, ch]
+    for j in range(q_len[best_q, ch]):
+        i = (h + j) & P[P_QMASK]
+        if q_id[best_q, ch, i] == best_id:
+            return i, best_q, nxt
+    return -1, -1, nxt  # not reached: an activated request is queued until served
+
+
 @njit(**_CALLEE)
 def held_nda(P, S, X, ch, t, q):
     return held_slot(P, S, X, ch, t, q, F_NDA)

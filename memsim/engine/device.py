@@ -371,8 +371,20 @@ def heap_pop(S):
 
 
 @njit(**_INLINE)
-def all_bank_refresh(P, T, S, ch, t):
-    """Refresh duties of the channel's ranks at cycle t. Returns (issued, next_cycle)."""
+def _owns_a_row(S, ch, rk):
+    """Whether an activated, not yet served request holds an open row of rank ``rk``."""
+    for k in range(S.n_owned[ch]):  # noqa: SIM110 - numba compiles no generator
+        if S.rank_of[S.owned[ch, k]] == rk:
+            return True
+    return False
+
+
+@njit(**_INLINE)
+def all_bank_refresh(P, T, S, ch, t, serve_owned):
+    """Refresh duties of the channel's ranks at cycle t. Returns (issued, next_cycle).
+    With ``serve_owned``, a rank whose open rows still owe an activated request its
+    column command is not precharged yet: the scheduler serves those first
+    (controller.owned_before_refresh) and wakes up for them."""
     nxt = INF
     nr = P[P_NRANK]
     per_rank = P[P_NBG] * P[P_NBA]
@@ -386,6 +398,8 @@ def all_bank_refresh(P, T, S, ch, t):
                 continue
         # a due refresh blocks the rank: close every bank, then refresh
         cmd = PREA if S.open_count[rk] > 0 else REF
+        if cmd == PREA and serve_owned and _owns_a_row(S, ch, rk):
+            continue
         ready = rank_ready_at(P, S, cmd, rk)
         if ready > t:
             if ready < nxt:

@@ -1,0 +1,224 @@
+"""memsim against Ramulator 2 on the same trace, per standard, with matched timings.
+
+    python benchmarks/ramulator2.py --ramulator2 DIR [--python PY] [-n 200000]
+        [--standards DDR5,DDR4] [--kinds random,mix,stream,random+w,mix+w] [--tree TREE ...]
+        [--csv OUT]
+
+For each standard and trace kind (``memsim trace gen KIND -n N``, every request offered at
+once; ``KIND+w``: one third writes), one channel (DDR5: one 32-bit sub-channel) of one
+rank, FR-FCFS, open page, all-bank refresh, 32-entry read and write queues with the
+write drain at 80 % / 20 %, row-bank-rank-column-channel address mapping in both
+(memsim's ``ro-ba-bg-ra-co-ch``, Ramulator 2's ``RoBaRaCoCh``). Ramulator 2 runs with
+its preset's timings overridden by memsim's resolved ones (CL, CWL, tRCD, tRP, tRAS,
+tRC, tWR, tRTP, tPPD, tCCD_S/L, tCCD_L_WR, tRRD_S/L, tWTR_S/L, tFAW, tRFC, tREFI, the
+rank switch), so that what differs is the rules and the scheduler, not the numbers.
+Prints cycles per request of each and memsim's difference, and from memsim's command
+log the counts the DDR5 rules are about: PRE / PREA pairs of a rank closer than tPPD,
+PREs at exactly ACT + tRAS of their bank, the shortest read-to-write gap of a rank, and
+ACTs per REF.
+
+``--tree`` runs memsim from other checkouts too (each as PYTHONPATH, e.g. before and
+after a change): a row per tree. Build Ramulator 2 yourself (benchmarks/anchors.py
+says how); DIR holds ``python/ramulator`` with its compiled bindings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# memsim preset and the Ramulator 2 DRAM of each standard: its org and timing presets
+# and the name of each timing in Ramulator 2's table (memsim name -> Ramulator name)
+_DDR4_NAMES = dict(CL="nCL", CWL="nCWL", tRCD="nRCD", tRP="nRP", tRAS="nRAS", tRC="nRC",
+                  tWR="nWR", tRTP="nRTP", tCCD_S="nCCDS", tCCD_L="nCCDL", tRRD_S="nRRDS",
+                  tRRD_L="nRRDL", tWTR_S="nWTRS", tWTR_L="nWTRL", tFAW="nFAW", tRFC="nRFC",
+                  tREFI="nREFI", tRTRS="nCS")
+CASES = {
+    "DDR4": dict(
+        preset="ddr4_2400_x8_1ch1r", overrides=("mapping.order=ro-ba-bg-ra-co-ch",),
+        dram="DDR4", org="DDR4_8Gb_x8", timing="DDR4_2400R", names=_DDR4_NAMES, extra={},
+    ),
+    # LPDDR5: Ramulator 2's LPDDR5 controller with WCK always on (memsim's model: no CAS
+    # before a column command), its BL16 timings replaced by memsim's BL32 ones (burst
+    # 4 CK = BL/n_min, column cycle 8 CK = BL/n_max), its read-to-precharge by memsim's
+    # tBL + tRTP; ACT-1 and ACT-2 are its own commands
+    "LPDDR5": dict(
+        preset="lpddr5_6400_bg_4ch", footprint="2GiB",  # (one 16 Gb channel)
+        overrides=("dram.channels=1", "mapping.order=ro-ba-bg-ra-co-ch"),
+        dram="LPDDR5", org="LPDDR5_16Gb_x16", timing="LPDDR5_6400",
+        controller="LPDDR5", controller_args=dict(wck_sync_mode="always_on"),
+        names=dict(CL="nCL", CWL="nCWL", tRCD="nRCD", tRP="nRP", tRPab="nRPab", tRAS="nRAS",
+                   tRC="nRC", tWR="nWR", tPPD="nPPD", tCCD_S="nCCDS", tCCD_L="nCCDL",
+                   tRRD_S="nRRDS", tRRD_L="nRRDL", tWTR_S="nWTRS", tWTR_L="nWTRL",
+                   tFAW="nFAW", tRFC="nRFC", tREFI="nREFI", tRTRS="nCS", tBL="nBL_min"),
+        extra=dict(nCCDS_WR="tCCD_S", nCCDL_WR="tCCD_L", nBL_max="tCCD_L"),
+        derived=dict(nRTP=("tBL", "tRTP")),
+    ),
+    "DDR5": dict(
+        preset="ddr5_4800b_x8_1dimm",
+        overrides=("dram.channels=1", "mapping.order=ro-ba-bg-ra-co-ch"),
+        dram="DDR5", org="DDR5_16Gb_x8", timing="DDR5_4800BN",
+        names=dict(CL="nCL", CWL="nCWL", tRCD="nRCD", tRP="nRP", tRAS="nRAS", tRC="nRC",
+                   tWR="nWR", tRTP="nRTP", tPPD="nPPD", tCCD_S="nCCDS", tCCD_L="nCCDL",
+                   tCCD_L_WR="nCCDL_WR", tRRD_S="nRRDS", tRRD_L="nRRDL", tWTR_S="nWTRS",
+                   tWTR_L="nWTRL", tFAW="nFAW", tRFC="nRFC", tREFI="nREFI", tRTRS="nCS"),
+        extra=dict(nCCDS_WR="tCCD_S"),
+    ),
+}
+
+RAMULATOR_RUN = '''
+import json, sys
+import ramulator
+trace, dram, org, timing = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+over, controller, ctrl_args = json.loads(sys.argv[5]), sys.argv[6], json.loads(sys.argv[7])
+frontend = ramulator.frontend.LoadStoreTrace(clock_ratio=1, path=trace)
+ctrl = getattr(ramulator.controller, controller)(**ctrl_args,
+    dram=getattr(ramulator.dram, dram)(org_preset=org, timing_preset=timing, **over),
+    scheduler=ramulator.scheduler.FRFCFS(),
+    refresh_manager=ramulator.refresh_manager.AllBank(),
+    row_policy=ramulator.row_policy.Open(),
+    addr_mapper=ramulator.addr_mapper.RoBaRaCoCh())
+mem = ramulator.memory_system.GenericDRAM(clock_ratio=1, controllers=[ctrl],
+    channel_mapper=ramulator.channel_mapper.CacheLineInterleave())
+sim = ramulator.Simulation(frontend, mem)
+sim.run()
+c = sim.stats["memory_system"]["controller"]
+cs = c if isinstance(c, list) else [c]
+print("cycles", max(x["cycles"] for x in cs))
+'''
+
+MEMSIM_RUN = '''
+import json, sys
+from memsim import config
+from memsim.sim import run
+from memsim.dram import spec
+preset, trace, log, out = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+over = json.loads(sys.argv[5])
+r = run(trace, preset, over, cmd_log=log)
+s = r.summary()
+t = spec.build(config.load(preset, over)).timings
+json.dump(dict(cycles=s["cycles"], timings={k: int(v) for k, v in t.items()}), open(out, "w"))
+'''
+
+
+def traces(kind: str, n: int, work: Path, footprint: str) -> tuple[Path, Path]:
+    """``KIND`` or ``KIND+w`` (one third writes), addresses in [0, footprint)."""
+    native, ram = work / f"{kind}.trace", work / f"{kind}.r2"
+    wr = ["--write-ratio", "0.333"] if kind.endswith("+w") else []
+    wr += ["--footprint", footprint]
+    kind = kind.removesuffix("+w")
+    for path, fmt in ((native, "native"), (ram, "ramulator2")):
+        subprocess.run([sys.executable, "-m", "memsim", "trace", "gen", kind, "-n", str(n),
+                        "-o", str(path), "--format", fmt, "-q", *wr], check=True, cwd=ROOT,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    return native, ram
+
+
+def log_counts(log: Path, t: dict) -> dict:
+    """The command-log counts of the rules in question (module docstring)."""
+    import pandas as pd
+
+    df = pd.read_csv(log, comment="#")
+    rank = df["channel"] * 64 + df["rank"]
+    pre = df[df.command.isin(["PRE", "PREA"])]
+    pre_rank = rank[pre.index]
+    close = 0
+    last: dict = {}
+    for cyc, r in zip(pre["cycle"], pre_rank, strict=True):
+        if r in last and cyc - last[r] < t.get("tPPD", 2):
+            close += 1
+        last[r] = cyc
+    # PREs at exactly ACT + tRAS of their bank
+    at_tras = 0
+    act_at: dict = {}
+    for row in df.itertuples():
+        key = (row.channel, row.rank, row.bankgroup, row.bank)
+        if row.command == "ACT":
+            act_at[key] = row.cycle
+        elif row.command == "PRE" and act_at.get(key) is not None:
+            at_tras += row.cycle - act_at[key] == t["tRAS"]
+    col = df[df.command.isin(["RD", "RDA", "WR", "WRA"])]
+    rd_wr = [b - a for (a, ca), (b, cb) in zip(
+        zip(col["cycle"], col["command"], strict=True),
+        list(zip(col["cycle"], col["command"], strict=True))[1:], strict=False)
+        if ca.startswith("RD") and cb.startswith("WR")]
+    refs = int((df.command == "REF").sum())
+    acts = int((df.command == "ACT").sum())
+    return dict(pre_pairs_within_tPPD=close, pre_at_act_plus_tRAS=at_tras,
+                min_rd_to_wr=min(rd_wr) if rd_wr else None, acts=acts, refs=refs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ramulator2", type=Path, required=True)
+    ap.add_argument("--python", default=sys.executable,
+                    help="interpreter that imports Ramulator 2's bindings")
+    ap.add_argument("-n", type=int, default=200_000)
+    ap.add_argument("--standards", default="DDR5")
+    ap.add_argument("--kinds", default="random,mix,stream,random+w,mix+w")
+    ap.add_argument("--tree", action="append", type=Path, default=[],
+                    help="another checkout of memsim to run too (repeatable)")
+    ap.add_argument("--csv", type=Path)
+    args = ap.parse_args()
+    trees = [ROOT] + args.tree
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        (work / "ram.py").write_text(RAMULATOR_RUN)
+        (work / "memsim_run.py").write_text(MEMSIM_RUN)
+        for std in args.standards.split(","):
+            case = CASES[std]
+            for kind in args.kinds.split(","):
+                native, ram = traces(kind, args.n, work, case.get("footprint", "4GiB"))
+                results = []
+                for i, tree in enumerate(trees):
+                    log, out = work / f"log{i}.csv", work / f"out{i}.json"
+                    subprocess.run([sys.executable, str(work / "memsim_run.py"),
+                                    case["preset"], str(native), str(log), str(out),
+                                    json.dumps(list(case["overrides"]))], check=True,
+                                   env=dict(os.environ, PYTHONPATH=str(tree)))
+                    res = json.loads(out.read_text())
+                    res["counts"] = log_counts(log, res["timings"])
+                    results.append(res)
+                t = results[0]["timings"]
+                over = {r: t[m] for m, r in case["names"].items() if m in t}
+                over.update({r: t[m] for r, m in case["extra"].items()})
+                over.update({r: sum(t[m] for m in ms)
+                             for r, ms in case.get("derived", {}).items()})
+                env = dict(os.environ, PYTHONPATH=str(args.ramulator2 / "python"))
+                proc = subprocess.run([args.python, str(work / "ram.py"), str(ram),
+                                       case["dram"], case["org"], case["timing"],
+                                       json.dumps(over), case.get("controller", "GenericDDR"),
+                                       json.dumps(case.get("controller_args", {}))],
+                                      capture_output=True, text=True,
+                                      env=env, cwd=work)
+                if proc.returncode:
+                    sys.exit(proc.stderr[-2000:])
+                ram_cycles = int(re.search(r"cycles (\d+)", proc.stdout).group(1))
+                for tree, res in zip(trees, results, strict=True):
+                    row = dict(standard=std, kind=kind, tree=str(tree), n=args.n,
+                               memsim_cpr=res["cycles"] / args.n,
+                               ramulator2_cpr=ram_cycles / args.n,
+                               diff_pct=100 * (res["cycles"] / ram_cycles - 1), **res["counts"])
+                    rows.append(row)
+                    print(f"{std:5} {kind:7} {Path(tree).name:12} memsim {row['memsim_cpr']:.4f}"
+                          f"  ramulator2 {row['ramulator2_cpr']:.4f} cycles/request"
+                          f"  ({row['diff_pct']:+.2f} %)  {res['counts']}", flush=True)
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()

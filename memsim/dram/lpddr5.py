@@ -1,0 +1,210 @@
+"""LPDDR5 as data: organisations, speed bins and the timing-constraint table.
+
+The values and their sources are listed in ``docs/reference/lpddr5.md``: JEDEC JESD209-5B
+(LPDDR5) as Ramulator 2's LPDDR5 model cites it table by table
+(``python/ramulator/dram/lpddr5.py``), checked against its LPDDR5-6400 preset. A channel
+is 16 bits wide (x16); memsim's channel is one LPDDR5 channel.
+
+Clocks. LPDDR5 has a command clock CK and a data clock WCK; memsim's cycle is CK, with
+WCK:CK = 4:1 (the ratio of every bin here): a data rate of R MT/s is CK = R / 8 MHz
+(LPDDR5-6400: CK 800 MHz, tCK 1.25 ns). A 64-byte request is one BL32 burst on the
+16-bit channel, 32 beats = 4 CK (``tBL``).
+
+Commands. memsim's ACT is LPDDR5's ACT-1 followed by ACT-2 on the next clock (two
+command-bus cycles, ``COMMAND_BUS_CYCLES``); its timings count from ACT-1 (JESD209-5B
+measures tRCD, tRAS, tRC, tRRD and tFAW from ACT-1: ``TIMINGS_FROM_FIRST_CYCLE``). The
+WCK clock is modelled as always on (a mode JESD209-5B provides): a column command needs
+no CAS (WCK2CK sync) command before it. LPDDR5 allows other commands between ACT-1 and
+ACT-2 (within tAAD); memsim issues them back to back, which can only delay an ACT.
+
+What is not modelled is a config error naming the key and the reason
+(NOT_MODELLED_SETTINGS, NOT_MODELLED_VALUES): per-bank refresh (REFpb), BL16 (a 64-byte
+request is two BL16 bursts on x16), the 16-bank mode, NDAs, sub-banks and the ECC
+schemes.
+"""
+
+from __future__ import annotations
+
+import math
+
+from memsim.dram import clock
+from memsim.dram.constraint import Constraint as C
+
+NAME = "LPDDR5"
+
+COMMANDS = ("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF")
+LEVELS = ("channel", "rank", "bankgroup", "bank")
+# ACT = ACT-1 + ACT-2 on consecutive clocks; every other command one clock of CA
+COMMAND_BUS_CYCLES = dict(ACT=2)
+TIMINGS_FROM_FIRST_CYCLE = ("ACT",)
+
+CHANNEL_WIDTH_BITS = 16
+BURST_LENGTH = 32  # beats (BL32: 64 bytes on 16 bits)
+BURST_BYTES = 64
+WCK_PER_CK = 4
+TRANSFERS_PER_CK = 2 * WCK_PER_CK
+TRANSFERS_PER_CLOCK = TRANSFERS_PER_CK  # (the declared name: memsim.dram.standard)
+
+# Organisations (JESD209-5B addressing, x16 channel, 2 KB page: 1024 columns of 16 bits).
+# Bank-group mode: 4 bank groups of 4 banks (data rates above 3200 MT/s need it);
+# 8-bank mode: 8 banks, no bank groups (one group of 8: tCCD_L / tRRD_L / tWTR_L bind
+# every pair), BL32 only. Rows per bank from the density per channel: 8 Gb / (16 banks x
+# 2 KB) = 32K rows in bank-group mode, 64K in 8-bank mode.
+ORGANISATIONS = {
+    "x16_bg": dict(width=16, bankgroups=4, banks_per_group=4, rows={8: 32768, 16: 65536},
+                   columns=1024, page_bytes=2048),
+    "x16_8b": dict(width=16, bankgroups=1, banks_per_group=8, rows={8: 65536, 16: 131072},
+                   columns=1024, page_bytes=2048),
+}
+
+
+def _ns(ns, rate, min_nck=0):
+    return clock.nck(ns, rate, min_nck, per_clock=TRANSFERS_PER_CK)
+
+
+def _bin(rate: int, rl: int, wl: int) -> dict:
+    """A speed bin: RL / WL (CK) from JESD209-5B's read / write latency table (BG mode,
+    DBI off, WL set A); the rest from their ns / nCK definitions."""
+    trcd, trp, tras = _ns(18, rate, 2), _ns(18, rate, 2), _ns(42, rate, 3)
+    return dict(
+        data_rate_mtps=rate, CL=rl, CWL=wl, tRCD=trcd, tRP=trp, tRPab=_ns(21, rate, 2),
+        tRAS=tras, tRC=tras + trp, tWR=_ns(34, rate, 3),
+        # read to precharge: BL/n_min + max(7.5 ns, 4 nCK) - ... (JESD209-5B); the
+        # table's row is tBL + tRTP with tRTP = max(7.5 ns, 4 nCK)
+        tRTP=_ns(7.5, rate, 4),
+        tRRD_S=_ns(5, rate, 2), tRRD_L=_ns(5, rate, 2), tFAW=_ns(20, rate),
+        tWTR_S=_ns(6.25, rate, 4), tWTR_L=_ns(12, rate, 4),
+        # all-bank refresh (JESD209-5B refresh table) per density per channel
+        tRFC={8: _ns(210, rate), 16: _ns(280, rate)},
+        tREFI=clock.interval_nck(3906, rate, TRANSFERS_PER_CK),
+    )
+
+
+# Bins: RL / WL at WCK:CK 4:1 (JESD209-5B read / write latency table, BG mode).
+SPEED_BINS = {
+    "LPDDR5_4800": _bin(4800, 13, 7),
+    "LPDDR5_5500": _bin(5500, 15, 8),
+    "LPDDR5_6400": _bin(6400, 17, 9),
+}
+
+# BL32 in CK: 32 beats / 8 per CK = 4 (tBL, the data bus; BL/n_min); the same bank
+# group's column cycle BL/n_max = 8 (tCCD_L, JESD209-5B's BG-mode timing with BL32),
+# another bank group's tCCD_S = BL/n_min = 4. tPPD 2 nCK. tRTRS the rank switch.
+COMMON_TIMINGS = dict(tBL=4, tCCD_S=4, tCCD_L=8, tPPD=2, tRTRS=2)
+
+_RD = ("RD", "RDA")
+_WR = ("WR", "WRA")
+_COL = _RD + _WR
+
+# The table, from JESD209-5B as Ramulator 2 cites it (docs/reference/lpddr5.md): as
+# DDR4's where the rule is the same, with tRPab after an all-bank precharge, tPPD, and
+# the same bank group's write-to-read counted from the end of the column cycle (BL/n_max
+# = tCCD_L) rather than the burst.
+CONSTRAINTS = (
+    # --- same bank (ACT counted from ACT-1) ---
+    C("bank", ("ACT",), _COL, "tRCD"),
+    C("bank", ("ACT",), ("PRE", "PREA"), "tRAS"),
+    C("bank", ("ACT",), ("ACT",), "tRC"),
+    C("bank", ("PRE",), ("ACT", "REF"), "tRP"),
+    C("bank", ("RD",), ("PRE", "PREA"), "tBL + tRTP"),
+    C("bank", ("WR",), ("PRE", "PREA"), "CWL + tBL + tWR"),
+    C("bank", ("RDA",), ("ACT", "REF"), "tBL + tRTP + tRP"),
+    C("bank", ("WRA",), ("ACT", "REF"), "CWL + tBL + tWR + tRP"),
+    C("bank", ("ACT",), ("ACT", "REF"), "tRAS + tRP"),
+    # --- same bank group ---
+    C("bankgroup", _RD, _RD, "tCCD_L"),
+    C("bankgroup", _WR, _WR, "tCCD_L"),
+    C("bankgroup", _WR, _RD, "CWL + tCCD_L + tWTR_L"),
+    C("bankgroup", ("ACT",), ("ACT",), "tRRD_L"),
+    # --- same rank ---
+    C("rank", _RD, _RD, "tCCD_S"),
+    C("rank", _WR, _WR, "tCCD_S"),
+    C("rank", _RD, _WR, "CL + tBL + 2 - CWL"),
+    C("rank", _WR, _RD, "CWL + tBL + tWTR_S"),
+    C("rank", ("ACT",), ("ACT",), "tRRD_S"),
+    C("rank", ("ACT",), ("ACT",), "tFAW", window=4),
+    C("rank", ("PREA",), ("ACT", "REF"), "tRPab"),
+    C("rank", ("REF",), ("ACT", "REF"), "tRFC"),
+    C("rank", ("PRE", "PREA"), ("PRE", "PREA"), "tPPD"),
+    # --- other rank, same channel ---
+    C("rank", _RD, _RD, "tBL + tRTRS", other_rank=True),
+    C("rank", _WR, _WR, "tBL + tRTRS", other_rank=True),
+    C("rank", _RD, _WR, "CL + tBL + tRTRS - CWL", other_rank=True),
+    C("rank", _WR, _RD, "CWL + tBL + tRTRS - CL", other_rank=True),
+    # --- channel: the command bus (ACT two clocks) and the data bus ---
+    C("channel", ("ACT",), COMMANDS, "2", bus=True),
+    C("channel", ("PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF"), COMMANDS, "1", bus=True),
+    C("channel", _RD, _RD, "tBL"),
+    C("channel", _WR, _WR, "tBL"),
+    C("channel", _RD, _WR, "CL + tBL - CWL"),
+    C("channel", _WR, _RD, "CWL + tBL - CL"),
+)
+
+REFRESH_MODES = {"all_bank": dict(command="REF", trfc="tRFC", refi_divisor=1)}
+
+POSITIVE_TIMINGS = ("CL", "CWL", "tRCD", "tRP", "tRPab", "tRAS", "tRC", "tBL", "tCCD_S",
+                    "tCCD_L", "tRRD_S", "tRRD_L", "tFAW", "tWTR_S", "tWTR_L", "tRTP", "tWR",
+                    "tRFC", "tREFI", "tPPD")
+ORDERED_TIMINGS = (
+    ("tRCD", "tRAS", "a row must stay open until it can be read (tRAS >= tRCD)"),
+    ("tBL", "tCCD_S", "back-to-back bursts would overlap on the data bus (tCCD_S >= tBL)"),
+    ("tCCD_S", "tCCD_L", "the same bank group is never faster than another (tCCD_L >= "
+     "tCCD_S)"),
+    ("tRP", "tRPab", "an all-bank precharge is never faster than a per-bank one (tRPab >= "
+     "tRP)"),
+)
+
+
+def resolve_timings(speed: str, org: str, density_gbit: int, overrides=None) -> dict:
+    """Every timing of one device as a flat ``{name: cycles}`` dict (tRFC for the
+    density; ``overrides`` replace any)."""
+    t = {}
+    for name, value in SPEED_BINS[speed].items():
+        t[name] = value[density_gbit] if isinstance(value, dict) else value
+    t.update(COMMON_TIMINGS)
+    if overrides:
+        t.update(overrides)
+    return t
+
+
+def tck_ns(timings: dict) -> float:
+    """CK period in ns: 8 transfers per CK (WCK:CK 4:1, two per WCK)."""
+    return TRANSFERS_PER_CK * 1000.0 / timings["data_rate_mtps"]
+
+
+# Power: no LPDDR5 IDD table at hand (JESD209-5B gives no IDD values; vendors' LPDDR5
+# datasheets are not public). Every value is NaN, so energy results are NaN and say why
+# (energy.model.source); dram.power gives them (VDD2H / VDDQ rails folded into VDD).
+POWER_NAMES = ("VDD", "IDD0", "IDD2N", "IDD3N", "IDD4R", "IDD4W", "IDD5", "IDD2P", "IDD3P",
+               "IDD6")
+POWER_SOURCE = ("none: no LPDDR5 IDD values at hand (JESD209-5B has none); energy is NaN "
+                "unless dram.power gives every current")
+
+
+def resolve_power(speed: str, org: str, density_gbit: int, overrides=None) -> dict:
+    out = dict.fromkeys(POWER_NAMES, math.nan)
+    if overrides:
+        out.update(overrides)
+    out["source"] = POWER_SOURCE if any(math.isnan(v) for k, v in out.items()
+                                        if k in POWER_NAMES) else "dram.power"
+    return out
+
+
+_NOT_ON_LPDDR5 = "not modelled on LPDDR5"
+NOT_MODELLED_SETTINGS = {
+    "ecc.ondie_rmw_cycles": "LPDDR5's link ECC and on-die ECC are " + _NOT_ON_LPDDR5,
+}
+NOT_MODELLED_VALUES = {
+    ("nda.enabled", True): "near-data accelerators are " + _NOT_ON_LPDDR5,
+    ("dram.subbank_scheme", "salp1"): "sub-banks are " + _NOT_ON_LPDDR5,
+    ("dram.subbank_scheme", "salp2"): "sub-banks are " + _NOT_ON_LPDDR5,
+    ("dram.subbank_scheme", "masa"): "sub-banks are " + _NOT_ON_LPDDR5,
+    ("dram.subbank_scheme", "eruca"): "sub-banks are " + _NOT_ON_LPDDR5,
+    ("dram.refresh_mode", "same_bank"): "per-bank refresh (REFpb) is " + _NOT_ON_LPDDR5
+    + " yet (all_bank: REFab)",
+    ("dram.refresh_mode", "fine_granularity"): "LPDDR5 has no fine-granularity refresh "
+    "mode (all_bank: REFab)",
+}
+for _scheme in ("ondie", "secded_x72", "chipkill_x4", "chipkill_x8_lockstep", "duo",
+                "write_crc", "aiecc", "ca_parity", "inline"):
+    NOT_MODELLED_VALUES[("ecc.scheme", _scheme)] = "ECC schemes are " + _NOT_ON_LPDDR5
