@@ -212,6 +212,10 @@ D5_tWTR_S = 6  # max(4 nCK, 2.5 ns): 6.0 -> 6
 D5_tWTR_L = 24  # max(16 nCK, 10 ns): 24.0 -> 24
 D5_tRFC = 708  # tRFC1, 16 Gb: 295 ns x 2.4 = 708.0 -> 708
 D5_CMD_BUS = 2  # ACT, RD, WR take two command-bus clocks
+# A rule counts from a two-cycle command's second clock (JESD79-5); the harness, like the
+# command log, names a command's first clock: from a two-cycle command to a one-cycle one
+# a rule is one clock longer, from a one-cycle command to a two-cycle one one clock shorter
+D5_2_TO_1, D5_1_TO_2 = +1, -1
 
 
 def ddr5(*overrides, org="x8") -> DeviceHarness:
@@ -223,10 +227,10 @@ def test_ddr5_trcd_tras_trc_trp():
     dut = ddr5()
     dut.issue("ACT", 0)
     dut.assert_earliest_ready_at("RD", D5_tRCD)
-    dut.assert_earliest_ready_at("PRE", D5_tRAS)
+    dut.assert_earliest_ready_at("PRE", D5_tRAS + D5_2_TO_1)
     dut.assert_earliest_ready_at("ACT", D5_tRC)
     dut.issue("PRE", 200)
-    dut.assert_earliest_ready_at("ACT", 200 + D5_tRP)
+    dut.assert_earliest_ready_at("ACT", 200 + D5_tRP + D5_1_TO_2)
 
 
 def test_ddr5_tccd_s_and_l_and_the_two_cycle_command_bus():
@@ -275,7 +279,7 @@ def test_ddr5_trtrs_and_trfc():
     dut.assert_earliest_ready_at("RD", rd + D5_tBL + tRTRS, rank=1)
     dut = ddr5()
     dut.issue("REF", 0)
-    dut.assert_earliest_ready_at("ACT", D5_tRFC, bankgroup=7, bank=3)
+    dut.assert_earliest_ready_at("ACT", D5_tRFC + D5_1_TO_2, bankgroup=7, bank=3)
 
 
 # ---------------------------------------------------------------- the harness itself
