@@ -1140,10 +1140,15 @@ def unfinished(Xn):
 
 @njit(**_INLINE)
 def finish(Xn, t):
-    """The run ends at ``t``: close the host's busy periods still open."""
+    """Every host request has been served at ``t``: close the host's busy periods still
+    open. A stepped run (SimPy) resumes after this when its model makes more requests,
+    so a rank turning idle here is what it is at a look (``_look``): a write
+    opportunity; otherwise the stepped run and a trace replay of the same requests
+    would draw at different opportunities."""
     R = Xn.rk
     for rk in range(R.shape[0]):
         if R[rk, RK_HBUSY] != 0:
             R[rk, RK_HBUSY_CYC] += t - R[rk, RK_HSINCE]
+            R[rk, RK_WOK] = -1
             R[rk, RK_HBUSY] = 0
             R[rk, RK_HSINCE] = t
