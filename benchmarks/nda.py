@@ -16,17 +16,17 @@ open-loop host and with closed-loop cores.
    at 1x (19% of the channel's peak), replayed at 1x to 4x: ``random`` (uniformly random
    over 1 GiB: its requests nearly never hit an open row) and ``mix`` (four interleaved
    sequential streams: two thirds row hits). For the random host it prints one row per
-   run (NDA bandwidth in GB/s, the host's mean and p99 read latency in ns and its
-   slowdown against the host alone at the same intensity, the maximum NDA-caused host
-   delay in cycles and its bound), the table of issue 19 with the numbers of this
-   model, and for both hosts the write-control table (host slowdown and NDA bandwidth
-   per p and predictor). Figures per host in ``OUT/<host>/``: ``nda.png`` (``memsim
-   plot DIR --kind nda``) and ``tradeoff.png`` (``--kind nda-tradeoff``: host latency
-   against NDA bandwidth as p falls).
+   run (NDA bandwidth in GB/s, NDA column commands per NDA ACT, the host's mean and p99
+   read latency in ns and its slowdown against the host alone at the same intensity,
+   the maximum NDA-caused host delay in cycles and its bound), the table of issue 19
+   with the numbers of this model, and for both hosts the write-control table (host
+   slowdown and NDA bandwidth per p and predictor). Figures per host in
+   ``OUT/<host>/``: ``nda.png`` (``memsim plot DIR --kind nda``) and ``tradeoff.png``
+   (``--kind nda-tradeoff``: host latency against NDA bandwidth as p falls).
 2. The sweep of ``configs/sweeps/nda_cores.yaml`` (four closed-loop cores on two ranks,
    without and with NDAs): one table of every core's IPC alone, without NDAs and with
-   each NDA variant, and the weighted speedups; figure ``nda_cores.png`` (``--kind
-   nda-cores``).
+   each NDA variant, the weighted speedups and NDA column commands per NDA ACT; figure
+   ``nda_cores.png`` (``--kind nda-cores``).
 
 Finished runs are reused when run again with the same arguments. ``--figure PATH``
 draws the figure of the README and the NDA tutorial instead: ``--kind nda`` for AXPY at
@@ -181,6 +181,8 @@ def host_runs(args, kind: str, full: bool) -> list[dict]:
             "kernel": "-" if alone else r["config.nda.kernel"], "ranks": int(r[RANKS]),
             "x": r[X], "variant": r["variant"], "host_gbps": b["bandwidth_gbps.total"],
             "nda_gbps": math.nan if alone else r["nda.bandwidth_gbps.total"],
+            "per_act": math.nan if alone else r.get("nda.row_commands.columns_per_act",
+                                                    math.nan),
             "mean": r["latency_ns.read.mean"], "p99": r["latency_ns.read.p99"],
             "slow": r["latency_ns.read.mean"] / b["latency_ns.read.mean"],
             "slow_layout": (r["latency_ns.read.mean"] / lb["latency_ns.read.mean"]
@@ -199,13 +201,14 @@ def host_runs(args, kind: str, full: bool) -> list[dict]:
         return rows
     print(f"{kind} host, every run:")
     print(f"{'kernel':<6} {'ranks':>5} {'x':>2}  {'variant':<42} {'host GB/s':>9} "
-          f"{'NDA GB/s':>8} {'read mean ns':>12} {'p99 ns':>8} {'vs alone':>8} "
+          f"{'NDA GB/s':>8} {'col/ACT':>7} {'read mean ns':>12} {'p99 ns':>8} {'vs alone':>8} "
           f"{'delay max':>9} {'bound':>6}  (vs alone in the layout)")
     for t in rows:
         bound = "-" if t["bound"] != t["bound"] or t["bound"] is None else f"{t['bound']:.0f}"
         delay = "-" if t["delay"] != t["delay"] else f"{t['delay']:.0f}"
         print(f"{t['kernel']:<6} {t['ranks']:>5} {t['x']:>2g}  {t['variant']:<42} "
-              f"{t['host_gbps']:>9.2f} {t['nda_gbps']:>8.2f} {t['mean']:>12.1f} "
+              f"{t['host_gbps']:>9.2f} {t['nda_gbps']:>8.2f} {t['per_act']:>7.1f} "
+              f"{t['mean']:>12.1f} "
               f"{t['p99']:>8.1f} {t['slow']:>7.2f}x {delay:>9} {bound:>6}"
               + (f"  ({t['slow_layout']:.2f}x)" if t["slow_layout"] == t["slow_layout"]
                  else ""))
@@ -287,17 +290,20 @@ def cores(args) -> None:
     print("\nFour closed-loop cores on one channel of two ranks (IPC; alone: each core "
           "alone without NDAs):")
     head = f"  {'':<44}" + "".join(f"{x:>9}" for x in names)
-    print(head + f"{'weighted':>10}{'NDA GB/s':>10}{'host GB/s':>10}{'delay max':>10}")
+    print(head + f"{'weighted':>10}{'NDA GB/s':>10}{'col/ACT':>9}{'host GB/s':>10}"
+          f"{'delay max':>10}")
     print(f"  {'alone':<44}" + "".join(f"{first[f'cores.core{j}.alone_ipc']:>9.3f}"
                                        for j in range(n)) + f"{n:>10.3f}")
     df = df.sort_values("variant", key=lambda s: s.map(lambda v: _order(v)))
     for _, r in df.iterrows():
         nda_bw = r.get("nda.bandwidth_gbps.total", math.nan)
+        per_act = r.get("nda.row_commands.columns_per_act", math.nan)
         delay = r.get("nda.host_delay_cycles.max", math.nan)
         print(f"  {r['variant']:<44}" + "".join(f"{r[f'cores.core{j}.ipc']:>9.3f}"
                                                  for j in range(n))
               + f"{r['cores.weighted_speedup']:>10.3f}"
               + (f"{nda_bw:>10.2f}" if nda_bw == nda_bw else f"{'-':>10}")
+              + (f"{per_act:>9.2f}" if per_act == per_act else f"{'-':>9}")
               + f"{r['bandwidth_gbps.total']:>10.2f}"
               + (f"{delay:>10.0f}" if delay == delay else f"{'-':>10}"))
     plot.plot(out, "nda-cores", out / "nda_cores.png")

@@ -515,7 +515,7 @@ def engine_state(cfg, spec, S, channels: int, modules: int):
         bl_id=np.full(eng.RING_MASK + 1, -1, i64), bl_enq=np.zeros(eng.RING_MASK + 1, i64),
         bl_val=np.zeros(eng.RING_MASK + 1, i64),
         bank_last=np.zeros(n_banks, i64), host_row=np.full(n_banks, -1, i64),
-        host_row_at=np.zeros(n_banks, i64),
+        host_row_at=np.zeros(n_banks, i64), nda_row=np.zeros(n_banks, i64),
         link=np.zeros(spec.channels, i64),
         seen=np.zeros(n_banks, i64),
         glob=np.zeros(eng.GL_LEN, i64),
@@ -568,6 +568,8 @@ def per_rank_columns(config: dict, spec, c: NdaCounters, cycles: int) -> dict:
         "kernel_ns": np.where(kernel_cycles >= 0, kernel_cycles * tck, np.nan),
         "kernel_runs": rk[:, eng.RK_RUNS],
         "activates": s[:, eng.NS_ACT], "precharges": s[:, eng.NS_PRE],
+        "activates_unused": s[:, eng.NS_ACT_UNUSED],
+        "precharges_host_rows": s[:, eng.NS_PRE_HOST],
         "row_hits": s[:, eng.NS_HIT], "row_misses": s[:, eng.NS_MISS],
         "row_conflicts": s[:, eng.NS_CONFLICT],
         "row_hit_rate": np.divide(s[:, eng.NS_HIT], served, out=np.zeros(n),
@@ -605,6 +607,8 @@ def summarize(config: dict, spec, c: NdaCounters, cycles: int) -> dict:
     hits, misses, conflicts = (int(s[:, k].sum()) for k in (eng.NS_HIT, eng.NS_MISS,
                                                              eng.NS_CONFLICT))
     served = hits + misses + conflicts
+    columns = int(s[:, eng.NS_RD].sum() + s[:, eng.NS_WR].sum())
+    acts = int(s[:, eng.NS_ACT].sum())
     kc = cols["kernel_cycles"]
     done = kc >= 0
 
@@ -633,6 +637,11 @@ def summarize(config: dict, spec, c: NdaCounters, cycles: int) -> dict:
                      "RD": int(s[:, eng.NS_RD].sum()), "WR": int(s[:, eng.NS_WR].sum())},
         "row_buffer": {"hits": hits, "misses": misses, "conflicts": conflicts,
                        "hit_rate": hits / served if served else 0.0},
+        # what the NDA's row commands bought: column commands per ACT, ACTs whose row
+        # closed before an NDA column command used it, PREs of rows the host opened
+        "row_commands": {"columns_per_act": columns / acts if acts else float("nan"),
+                         "unused_acts": int(s[:, eng.NS_ACT_UNUSED].sum()),
+                         "host_row_pres": int(s[:, eng.NS_PRE_HOST].sum())},
         "turnaround": {
             name: {"count": int(s[:, eng.NS_TA + 2 * k].sum()),
                    "idle_cycles": int(s[:, eng.NS_TA + 2 * k + 1].sum()),

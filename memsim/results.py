@@ -525,6 +525,7 @@ def _nda_rows(n: dict) -> list[tuple[str, str]]:
               else "not finished")
     ranks = [k for k in bw if k.startswith("ch")]
     host_ta = ta["host_read_after_nda_write"]
+    rc = n["row_commands"]
     rows = [
         ("NDA", f"{n['kernel']}, {n['policy']}, {n['layout']} layout, {n['interface']}; "
                 f"{n['requests']['reads']:,} "
@@ -534,7 +535,10 @@ def _nda_rows(n: dict) -> list[tuple[str, str]]:
                                f"% of the ranks' peak, {n['channel_peak_ratio']:.2f}x the "
                                f"channel peak); " + "  ".join(f"{r} {bw[r]:.3f}" for r in ranks)),
         ("NDA row buffer", f"hit rate {n['row_buffer']['hit_rate']:.3f}; ACT "
-                           f"{n['commands']['ACT']:,}  PRE {n['commands']['PRE']:,}"),
+                           f"{n['commands']['ACT']:,}  PRE {n['commands']['PRE']:,}; "
+                           f"{rc['columns_per_act']:.1f} columns per ACT, "
+                           f"{rc['unused_acts']:,} ACTs unused, {rc['host_row_pres']:,} PREs "
+                           f"of host rows"),
         ("NDA interference", f"host reads after NDA writes {host_ta['count']:,} "
                              f"({host_ta['idle_cycles']:,} idle cycles); host-idle fraction "
                              f"{n['host_idle_fraction']['mean']:.3f}; throttled writes "

@@ -147,6 +147,7 @@ FILE_TIERS = {
     "test_ecc.py": "mechanism",
     "test_nda.py": "mechanism",
     "test_nda_frontends.py": "mechanism",
+    "test_nda_rows.py": "mechanism",
     "test_pairs.py": "mechanism",
     "test_plot.py": "mechanism",
     "test_subbank.py": "mechanism",
