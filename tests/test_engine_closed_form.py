@@ -481,15 +481,19 @@ def test_refresh_without_open_banks_needs_no_prea(tmp_path):
     assert s["latency_cycles"]["read"]["max"] == tRFC - 1 + tRCD + CL + tBL
 
 
-def test_due_refresh_closes_a_row_activated_for_a_waiting_read(tmp_path):
-    # R activates at tREFI - 1; the refresh falls due before its RD may issue: the rank
-    # waits for tRAS, precharges, refreshes, and the read activates again
+def test_due_refresh_serves_a_row_activated_for_a_waiting_read_first(tmp_path):
+    # R activates at tREFI - 1; the refresh falls due before its RD may issue: the RD
+    # issues tRCD after the ACT, then the rank precharges (tRAS after the ACT), refreshes
+    # tRP later, and a read arriving meanwhile activates after tRFC
     arrival = tREFI - 1
-    _, s, log, path = run_logged(tmp_path, addresses(MAP, [dict()]), None, [arrival])
+    late = arrival + 100
+    a = addresses(MAP, [dict(), dict(bankgroup=1)])
+    _, s, log, path = run_logged(tmp_path, a, None, [arrival, late])
     prea = arrival + tRAS
     ref = prea + tRP
-    assert sequence(log) == [(arrival, "ACT", 0), (prea, "PREA", -1), (ref, "REF", -1),
-                             (ref + tRFC, "ACT", 0), (ref + tRFC + tRCD, "RD", 0)]
+    assert sequence(log) == [(arrival, "ACT", 0), (arrival + tRCD, "RD", 0),
+                             (prea, "PREA", -1), (ref, "REF", -1),
+                             (ref + tRFC, "ACT", 1), (ref + tRFC + tRCD, "RD", 1)]
     assert violations(path) == []
 
 

@@ -375,14 +375,16 @@ def test_eruca_avoidance_removes_every_row_path_conflict(tmp_path):
 
 def test_salp1_with_tpa_equal_to_trp_is_ddr4(tmp_path):
     """With the sibling overlap removed (tPA = tRP), SALP-1's rules are DDR4's bank rules
-    and its scheduler makes DDR4's decisions, whatever the scheduler and page policy."""
+    and its scheduler makes DDR4's decisions, whatever the scheduler and page policy.
+    Refresh is off: a due refresh serves the plain loop's activated requests first and
+    closes the sub-bank units' rows (docs/reference/ddr4.md, refresh)."""
     addr, w, _ = trace("hot", 600, seed=4, write_ratio=0.3)
     # hot rows of both halves of the banks
     addr = addr ^ ((np.arange(len(addr)) % 2) << 32)
     for sched in ("fcfs", "frfcfs_cap", "fcfs_strict"):
         for policy in ("open", "closed", "timeout"):
             over = [f"controller.scheduler={sched}", f"controller.page_policy={policy}",
-                    "controller.row_hit_cap=2"]
+                    "controller.row_hit_cap=2", "dram.refresh=false"]
             _, _, plain, _ = run_logged(tmp_path, addr, w, overrides=over, name="a.csv")
             _, s, salp, path = run_logged(tmp_path, addr, w, overrides=[
                 *over, "dram.subbanks_per_bank=2", "dram.subbank_scheme=salp1",
