@@ -41,6 +41,9 @@ from __future__ import annotations
 
 from numba import njit
 
+# (the module, not its names: memsim.cache.model imports memsim.engine.jit, which runs
+# memsim.engine's __init__ and so this module while that one is still half imported)
+from memsim.cache import model as cache_model
 from memsim.cache.layout import (
     C_LINE_BITS,
     C_NOUT,
@@ -52,7 +55,6 @@ from memsim.cache.layout import (
     WARMING,
     requests_per_line,
 )
-from memsim.cache.model import _find, access
 from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import F_CACHES, P_RQ_CAP, P_WQ_CAP
@@ -74,7 +76,7 @@ def room(P, S, K, j, line, ch):
     """Whether core ``j``'s access to ``line`` (on channel ``ch``) may be looked up now:
     an L1D hit always; else while the read queue of ``ch`` has room and every write queue
     has ``WB_MAX`` free entries."""
-    if _find(K, K.path[j, P_L1D], line) >= 0:
+    if cache_model._find(K, K.path[j, P_L1D], line) >= 0:
         return True
     if S.q_len[0, ch] >= P[P_RQ_CAP]:
         return False
@@ -94,7 +96,8 @@ def lookup(K, j, line, write, counted):
     from the send's two sites."""
     K.prm[C_NOUT] = 0
     K.prm[C_PHASE] = COUNTED if counted else WARMING
-    return access(K, j, line << K.prm[C_LINE_BITS], 1, STORE if write else LOAD, 0)
+    return cache_model.access(K, j, line << K.prm[C_LINE_BITS], 1, STORE if write else LOAD,
+                              0)
 
 
 @njit(**_INLINE)
