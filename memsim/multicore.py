@@ -79,6 +79,30 @@ def read_core_trace(path, fmt: str | None = None, skip_bad_lines: bool = False,
                      gap=np.asarray(gap, np.int64), identity=ident)
 
 
+def read_access_trace(path, identity: bool = True) -> CoreTrace:
+    """An instruction-level trace (valgrind lackey, ChampSim, pinatrace: detected from its
+    content) as a core's trace for core.caches: its data accesses in program order, a
+    store for a store or modify, each access one byte at its address, with the gaps
+    ``memsim trace filter`` gives its requests (an access that shares its instruction
+    with the one before takes the next instruction's place; the instructions after the
+    last access are not in it)."""
+    from memsim.cache.filter import GapPlacer
+    from memsim.cache.layout import IFETCH, LOAD
+    from memsim.sim import file_identity
+    from memsim.trace.instreader import open_instruction_trace
+
+    reader = open_instruction_trace(path)
+    chunk = reader.read_all()
+    data = (chunk.kind != IFETCH) & chunk.counted
+    ident = file_identity(path) if identity else {"path": str(path)}
+    ident["format"] = reader.format
+    ident["requests"] = int(np.count_nonzero(data))
+    return CoreTrace(name=str(path), addr=np.asarray(chunk.addr[data], np.int64),
+                     is_write=np.asarray(chunk.kind[data] != LOAD, bool),
+                     gap=GapPlacer().gaps(np.asarray(chunk.inst[data], np.int64)),
+                     identity=ident)
+
+
 def random_pages(addrs: list[np.ndarray], capacity_bytes: int, seed: int) -> list[np.ndarray]:
     """Place every core's 4 KiB pages at random frames, no frame used twice.
 
@@ -173,8 +197,11 @@ def _nda_placed(d, cfg, spec):
 
 def prepare(traces, cfg, *, fmt: str | None = None, skip_bad_lines: bool = False,
             identity: bool = True) -> list[CoreTrace]:
-    """Read the cores' traces and translate their addresses as the config says."""
-    cts = [read_core_trace(p, fmt, skip_bad_lines, identity) for p in traces]
+    """Read the cores' traces and translate their addresses as the config says. With
+    core.caches an instruction-level trace (detected from its content) is read as its
+    accesses (:func:`read_access_trace`)."""
+    cts = [read_access_trace(p, identity) if _instruction_level(cfg, p, fmt)
+           else read_core_trace(p, fmt, skip_bad_lines, identity) for p in traces]
     if cfg.frontend.translation == "random_pages":
         spec = spec_mod.build(cfg)
         phys = random_pages([ct.addr for ct in cts], spec.capacity_bytes,
@@ -182,6 +209,14 @@ def prepare(traces, cfg, *, fmt: str | None = None, skip_bad_lines: bool = False
         for ct, a in zip(cts, phys, strict=True):
             ct.addr = a
     return cts
+
+
+def _instruction_level(cfg, path, fmt) -> bool:
+    if not cfg.core.caches or fmt is not None or str(path) == "-":
+        return False
+    from memsim.trace.instreader import sniff
+
+    return Path(path).is_file() and sniff(str(path)) is not None
 
 
 def simulate(cfg, traces: list[CoreTrace], *, tick: bool = False, cmd_log=None,

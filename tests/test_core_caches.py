@@ -190,6 +190,11 @@ def test_the_closed_loop_counts_what_the_trace_filter_counts(tmp_path, caches):
     assert c["requests"]["reads"] == offline.levels["memory"]["reads"]
     assert c["requests"]["writes"] == offline.levels["memory"]["writes"]
     assert offline.levels["l1d"]["hits"] > 0 and offline.levels["llc"]["misses"] > 0
+    # the lackey trace itself as the core's trace: the same accesses, the same counts
+    direct = multicore.run_cores([src], None, CORES + (f"core.caches={source}",),
+                                 notify=False)
+    assert direct.cores["core0"]["caches"] == c["caches"]
+    assert direct.cores["core0"]["instructions"] == c["instructions"]
     if caches == "small":  # (the default LLC holds this workload's 4,000 lines)
         assert offline.levels["memory"]["writes"] > 0
 
