@@ -75,7 +75,7 @@ def variant_name(features: int) -> str:
         if v.features == features:
             return name
     bits = {F.F_SUBBANK: "subbanks", F.F_NDA: "nda", F.F_CORES: "cores", F.F_ECC: "ecc",
-            F.F_REFSB: "refsb"}
+            F.F_REFSB: "refsb", F.F_CACHES: "caches"}
     return "+".join(n for b, n in bits.items() if features & b) or "plain"
 
 

@@ -292,6 +292,14 @@ class CoreConfig:
     # instructions each core counts (IPC = instructions / cycles); 0: its whole trace
     instructions: int = _key(0, "instructions each core counts for its IPC (0: its whole "
                              "trace)", "instructions", CORES, min=0)
+    # a cache hierarchy in front of the cores (memsim/engine/corecache.py): a private
+    # L1D and L2 per core and a shared LLC, as memsim trace filter --caches describes it
+    caches: str = _key("", "cache hierarchy in front of the cores (private l1d and l2, "
+                       "shared llc): a preset (default) or a YAML file of levels, as "
+                       "memsim trace filter --caches takes; each trace record is then one "
+                       "load or store the caches see. Empty: none (each trace lists LLC "
+                       "misses)", "name or path", CORES,
+                       allowed="empty, a preset (default) or a YAML file of cache levels")
 
 
 # Near-data accelerators (memsim.nda): kernels, policies and interfaces by name.
@@ -994,6 +1002,7 @@ def _check_front_end(cfg: Config) -> None:
     _check_trace_clock(cfg)
     if cfg.frontend.mode == "cores":
         # (NDAs and sub-banks each work with cores: their own loop variants)
+        core_caches(cfg)
         return
     why = f"is only used with frontend.mode: cores (the mode is {cfg.frontend.mode!r})"
     fe_default = FrontendConfig()
@@ -1004,6 +1013,36 @@ def _check_front_end(cfg: Config) -> None:
     for f in dataclasses.fields(CoreConfig):
         if getattr(cfg.core, f.name) != getattr(core_default, f.name):
             raise ConfigError(f"core.{f.name}: {why}")
+
+
+def core_caches(cfg: Config):
+    """The hierarchy ``core.caches`` names (a memsim.cache.CachesConfig), or None; errors
+    name the key and its value."""
+    source = cfg.core.caches
+    if not source:
+        return None
+    from memsim.cache.config import load_caches
+
+    try:
+        caches = load_caches(source)
+    except ConfigError as exc:
+        raise ConfigError(f"core.caches: {source!r}: {exc}") from None
+    if caches.l2 is not None and caches.l2.prefetcher != "none":
+        raise ConfigError(f"core.caches: {source!r}: caches.l2.prefetcher: "
+                          f"{caches.l2.prefetcher!r}; the closed loop has no prefetcher yet "
+                          "(set it to none, or filter the trace offline with memsim trace "
+                          "filter)")
+    if caches.l1i is not None:
+        raise ConfigError(f"core.caches: {source!r}: caches.l1i: the cores' traces hold no "
+                          "instruction fetches; leave the l1i out")
+    from memsim.cache.layout import requests_per_line
+
+    wb_max = requests_per_line(0) - 1  # (memsim.engine.corecache.WB_MAX)
+    if cfg.controller.write_queue < wb_max:
+        raise ConfigError(f"controller.write_queue: {cfg.controller.write_queue} with "
+                          f"core.caches: an access can send {wb_max} writebacks at once, so "
+                          f"the write queue needs at least {wb_max} entries")
+    return caches
 
 
 def _check_timings(std, t: dict, overridden: dict) -> None:

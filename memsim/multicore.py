@@ -32,7 +32,7 @@ import numpy as np
 from memsim import __version__
 from memsim import config as config_mod
 from memsim.dram import spec as spec_mod
-from memsim.engine import CoreSetup, Engine, layout
+from memsim.engine import CoreCaches, CoreSetup, Engine, layout
 from memsim.engine import cores as cores_mod
 from memsim.engine.layout import X_CORES
 from memsim.mapping import AddressMapping
@@ -79,6 +79,30 @@ def read_core_trace(path, fmt: str | None = None, skip_bad_lines: bool = False,
                      gap=np.asarray(gap, np.int64), identity=ident)
 
 
+def read_access_trace(path, identity: bool = True) -> CoreTrace:
+    """An instruction-level trace (valgrind lackey, ChampSim, pinatrace: detected from its
+    content) as a core's trace for core.caches: its data accesses in program order, a
+    store for a store or modify, each access one byte at its address, with the gaps
+    ``memsim trace filter`` gives its requests (an access that shares its instruction
+    with the one before takes the next instruction's place; the instructions after the
+    last access are not in it)."""
+    from memsim.cache.filter import GapPlacer
+    from memsim.cache.layout import IFETCH, LOAD
+    from memsim.sim import file_identity
+    from memsim.trace.instreader import open_instruction_trace
+
+    reader = open_instruction_trace(path)
+    chunk = reader.read_all()
+    data = (chunk.kind != IFETCH) & chunk.counted
+    ident = file_identity(path) if identity else {"path": str(path)}
+    ident["format"] = reader.format
+    ident["requests"] = int(np.count_nonzero(data))
+    return CoreTrace(name=str(path), addr=np.asarray(chunk.addr[data], np.int64),
+                     is_write=np.asarray(chunk.kind[data] != LOAD, bool),
+                     gap=GapPlacer().gaps(np.asarray(chunk.inst[data], np.int64)),
+                     identity=ident)
+
+
 def random_pages(addrs: list[np.ndarray], capacity_bytes: int, seed: int) -> list[np.ndarray]:
     """Place every core's 4 KiB pages at random frames, no frame used twice.
 
@@ -116,11 +140,17 @@ def core_setup(cfg, spec, mapping: AddressMapping, traces: list[CoreTrace],
     """Decode the cores' (physical) addresses and gather the core model's parameters."""
     num, den = clock_ratio(cfg, spec)
     dec = []
+    addrs = []
     for j, ct in enumerate(traces):
         addr = mapping.check(ct.addr, f"{ct.name} (core {j})", None, wrap_addresses)
+        addrs.append(np.asarray(addr, np.int64))
         dec.append(mapping.decode(addr))
     if cfg.nda.enabled:  # (the NDAs' data layout places the host's addresses)
         dec = [_nda_placed(d, cfg, spec) for d in dec]
+    caches = config_mod.core_caches(cfg)
+    cache_setup = None
+    if caches is not None:
+        dec, cache_setup = _cache_setup(caches, mapping, addrs)
     c = cfg.core
     targets = [c.instructions or ct.instructions for ct in traces]
     return CoreSetup(
@@ -128,7 +158,34 @@ def core_setup(cfg, spec, mapping: AddressMapping, traces: list[CoreTrace],
         den=den, onchip_cycles=round(c.onchip_latency_ns * c.clock_ghz),
         bank=[d.bank for d in dec], row=[d.row for d in dec], column=[d.column for d in dec],
         is_write=[ct.is_write.astype(np.int64) for ct in traces],
-        gap=[ct.gap for ct in traces], targets=targets)
+        gap=[ct.gap for ct in traces], targets=targets, caches=cache_setup)
+
+
+def _cache_setup(caches, mapping: AddressMapping, addrs: list[np.ndarray]):
+    """The hierarchy in front of the cores (core.caches): each record's line, and every
+    line the traces touch decoded (a miss reads its line, a writeback writes one of
+    them). The records' bank, row and column become their lines'."""
+    from memsim.cache import CacheHierarchy
+    from memsim.cache import layout as cache_layout
+
+    hierarchy = CacheHierarchy(caches, cores=len(addrs))
+    bits = caches.line_bytes.bit_length() - 1
+    lines = [a >> bits for a in addrs]
+    ln_line = np.unique(np.concatenate(lines)) if lines else np.zeros(0, np.int64)
+    d = mapping.decode(ln_line << bits)
+    ln = (np.asarray(d.bank, np.int64), np.asarray(d.row, np.int64),
+          np.asarray(d.column, np.int64))
+    dec = []
+    for line in lines:
+        k = np.searchsorted(ln_line, line)
+        dec.append(dataclasses.replace(d, bank=ln[0][k], row=ln[1][k], column=ln[2][k]))
+    lat = np.zeros(cache_layout.MEMORY + 1, np.int64)
+    for level, name in ((cache_layout.L1, "l1d"), (cache_layout.L2, "l2"),
+                        (cache_layout.LLC, "llc")):
+        if getattr(caches, name) is not None:
+            lat[level] = getattr(caches, name).hit_latency_cycles
+    return dec, CoreCaches(state=hierarchy.state, line=lines, ln_line=ln_line, ln_bank=ln[0],
+                           ln_row=ln[1], ln_col=ln[2], lat=lat)
 
 
 def _nda_placed(d, cfg, spec):
@@ -140,8 +197,11 @@ def _nda_placed(d, cfg, spec):
 
 def prepare(traces, cfg, *, fmt: str | None = None, skip_bad_lines: bool = False,
             identity: bool = True) -> list[CoreTrace]:
-    """Read the cores' traces and translate their addresses as the config says."""
-    cts = [read_core_trace(p, fmt, skip_bad_lines, identity) for p in traces]
+    """Read the cores' traces and translate their addresses as the config says. With
+    core.caches an instruction-level trace (detected from its content) is read as its
+    accesses (:func:`read_access_trace`)."""
+    cts = [read_access_trace(p, identity) if _instruction_level(cfg, p, fmt)
+           else read_core_trace(p, fmt, skip_bad_lines, identity) for p in traces]
     if cfg.frontend.translation == "random_pages":
         spec = spec_mod.build(cfg)
         phys = random_pages([ct.addr for ct in cts], spec.capacity_bytes,
@@ -149,6 +209,14 @@ def prepare(traces, cfg, *, fmt: str | None = None, skip_bad_lines: bool = False
         for ct, a in zip(cts, phys, strict=True):
             ct.addr = a
     return cts
+
+
+def _instruction_level(cfg, path, fmt) -> bool:
+    if not cfg.core.caches or fmt is not None or str(path) == "-":
+        return False
+    from memsim.trace.instreader import sniff
+
+    return Path(path).is_file() and sniff(str(path)) is not None
 
 
 def simulate(cfg, traces: list[CoreTrace], *, tick: bool = False, cmd_log=None,
@@ -197,8 +265,31 @@ def _nda_counters(engine):
     return nda.counters(engine.X[layout.X_NDA])
 
 
+def cache_levels(cstat, instructions: int, caches) -> dict:
+    """A core's figures per cache level (``core.caches``) from its ``cstat`` row (the
+    accesses each level served, the writebacks it sent), over its first
+    ``instructions``: per level present ``accesses``, ``hits``, ``misses``,
+    ``miss_rate`` and ``mpki`` (misses per thousand instructions), as memsim trace
+    filter counts them; and ``memory_writebacks``."""
+    from memsim.cache import layout as cl
+
+    served = [int(x) for x in cstat]
+    out = {}
+    for name, level in (("l1d", cl.L1), ("l2", cl.L2), ("llc", cl.LLC)):
+        if getattr(caches, name) is None:
+            continue
+        accesses = sum(served[k] for k in range(level, cl.MEMORY + 1))
+        misses = sum(served[k] for k in range(level + 1, cl.MEMORY + 1))
+        out[name] = {"accesses": accesses, "hits": accesses - misses, "misses": misses,
+                     "miss_rate": misses / accesses if accesses else 0.0,
+                     "mpki": 1000 * misses / instructions if instructions else float("nan")}
+    out["memory_writebacks"] = served[0]
+    return out
+
+
 def _per_core(cfg, spec, traces: list[CoreTrace], C) -> dict:
     num, den = clock_ratio(cfg, spec)
+    caches = config_mod.core_caches(cfg)
     out = {"count": len(traces)}
     for j, ct in enumerate(traces):
         s = C.stats[j]
@@ -223,9 +314,13 @@ def _per_core(cfg, spec, traces: list[CoreTrace], C) -> dict:
             "read_latency_cycles": lat,
             "read_latency_ns": {k: round(v * spec.tck_ns, 4) for k, v in lat.items()},
         }
+        if hasattr(C, "cstat"):
+            out[f"core{j}"]["caches"] = cache_levels(C.cstat[j], target, caches)
     out["model"] = {"core_cycles_per_dram_cycle": num / den,
                     "onchip_latency_core_cycles": round(cfg.core.onchip_latency_ns
                                                         * cfg.core.clock_ghz)}
+    if caches is not None:
+        out["model"]["caches"] = caches.to_dict()
     return out
 
 

@@ -589,6 +589,12 @@ def _core_rows(cores: dict) -> list[tuple[str, str]]:
                                   f"{c['requests']['reads']:,} reads, "
                                   f"{c['requests']['writes']:,} writes, read latency ns "
                                   f"mean {lat['mean']:.2f} p99 {lat['p99']:.2f}"))
+        if "caches" in c:  # (core.caches)
+            k = c["caches"]
+            rows.append((f"core {j} caches", "  ".join(
+                f"{name} {v['hits']:,} hits {v['misses']:,} misses (MPKI {v['mpki']:.2f})"
+                for name, v in k.items() if name != "memory_writebacks")
+                + f"  writebacks {k['memory_writebacks']:,}"))
     if "weighted_speedup" in cores:
         rows.append(("speedup", f"weighted {cores['weighted_speedup']:.4f}  harmonic "
                                 f"{cores['harmonic_speedup']:.4f}  max slowdown "

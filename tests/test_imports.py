@@ -16,7 +16,7 @@ ENGINE_LAYERS = [
     {"compiler"},
     {"jit"},
     {"layout"},
-    {"device"},
+    {"device", "corecache"},
     {"cores", "ecc", "nda", "refresh", "step"},
     {"controller"},
     {"readyset", "subbank"},

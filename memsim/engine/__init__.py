@@ -7,7 +7,8 @@ Its modules, each importing only those above it in this list:
 - ``device``: readiness from the timing table and what issuing a command does to the
   state (constraints, open rows, statistics, the command log), all-bank refresh;
 - the mechanisms, each compiled only into the loop variants that use it: ``cores``
-  (closed-loop cores), ``ecc`` (ECC's extra accesses), ``nda`` (near-data
+  (closed-loop cores; ``corecache``, below it, a cache hierarchy in front of them),
+  ``ecc`` (ECC's extra accesses), ``nda`` (near-data
   accelerators), ``refresh`` (same-bank refresh), ``step`` (the SimPy front door);
 - ``controller``: serving a request's column command, the write-drain mode, where the
   mechanisms hook in;
@@ -17,6 +18,7 @@ Its modules, each importing only those above it in this list:
 """
 
 from memsim.engine.build import (
+    CoreCaches,
     CoreSetup,
     Engine,
     StarvationError,
@@ -24,4 +26,4 @@ from memsim.engine.build import (
     no_cores,
 )
 
-__all__ = ["CoreSetup", "Engine", "StarvationError", "compile_lock", "no_cores"]
+__all__ = ["CoreCaches", "CoreSetup", "Engine", "StarvationError", "compile_lock", "no_cores"]

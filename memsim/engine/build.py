@@ -20,7 +20,7 @@ from memsim import nda as nda_mod
 from memsim.config import ConfigError
 from memsim.dram import spec as spec_mod
 from memsim.dram import subbank as subbank_data
-from memsim.engine import channels, jit, layout, loop, subbank
+from memsim.engine import channels, corecache, jit, layout, loop, subbank
 from memsim.engine import cores as cores_mod
 from memsim.engine import ecc as ecc_engine
 from memsim.engine import nda as nda_engine
@@ -73,6 +73,26 @@ class CoreSetup:
     is_write: list
     gap: list
     targets: list
+    # core.caches (memsim/engine/corecache.py): None, or a CoreCaches (the records' bank,
+    # row and column are then their lines')
+    caches: CoreCaches | None = None
+
+
+@dataclass
+class CoreCaches:
+    """The cache hierarchy in front of the cores: its state (a memsim.cache.layout.Caches
+    for the cores), each core's records' line numbers (``line``, a list of arrays), every
+    line the traces touch, sorted, with its bank, row and column (``ln_*``), and each
+    serving level's hit latency in core cycles (``lat``, indexed by
+    memsim.cache.layout.L1 .. MEMORY)."""
+
+    state: tuple
+    line: list
+    ln_line: np.ndarray
+    ln_bank: np.ndarray
+    ln_row: np.ndarray
+    ln_col: np.ndarray
+    lat: np.ndarray
 
 
 # The cores' progress guard (engine/cores.py): a run whose oldest queued request has
@@ -120,12 +140,20 @@ def _cores_state(setup: CoreSetup, tick: bool, n_banks: int, n_channels: int,
     stats = np.zeros((n, cores_mod.CS_LEN), i64)
     stats[:, cores_mod.CS_TARGET] = setup.targets
     stats[:, cores_mod.CS_COUNT_POS] = layout.INF
-    return cores_mod.Cores(
+    state = cores_mod.Cores(
         prm=prm, st=st, ck=st.copy(), ring_seq=np.zeros((n, ring), i64),
         ring_vis=np.zeros((n, ring), i64), tr_start=start, tr_bank=cat[0], tr_row=cat[1],
         tr_col=cat[2], tr_write=cat[3], tr_gap=cat[4], stats=stats,
         hist=np.zeros((n, layout.HIST_SIZE), i64), bank_rw=np.zeros((n_banks, 2), i64),
         seen=np.zeros(n, i64), served=np.zeros((n_channels, 2), i64))
+    cc = setup.caches
+    if cc is None:
+        return state
+    return cores_mod.CachedCores(
+        *state, cache=cc.state, tr_line=np.concatenate([np.asarray(a, i64) for a in cc.line]),
+        ln_line=np.asarray(cc.ln_line, i64), ln_bank=np.asarray(cc.ln_bank, i64),
+        ln_row=np.asarray(cc.ln_row, i64), ln_col=np.asarray(cc.ln_col, i64),
+        lat=np.asarray(cc.lat, i64), cstat=np.zeros((n, 5), i64))
 
 
 def no_cores(n_banks: int, n_channels: int) -> cores_mod.Cores:
@@ -395,6 +423,9 @@ class Engine:
         if cores is not None:
             self.features |= layout.F_CORES
             self._set_x(layout.X_CORES, _cores_state(cores, tick, nb, nch, scale))
+            if cores.caches is not None:
+                self._refuse_caches(cfg)
+                self.features |= layout.F_CACHES
         elif self.features & layout.CORES_AT_RUN_TIME:
             # the sub-bank and NDA loops carry the cores front end, off here (P_CORES 0):
             # a run with cores and one without share one compiled loop
@@ -502,10 +533,25 @@ class Engine:
             if self.channel_threads == "on":
                 self.threads = channels.Threads(S, self.spec, int(self.P[layout.P_MAX_OUT]))
 
+    def _refuse_caches(self, cfg) -> None:
+        """core.caches runs on the plain loop's cores variant only."""
+        mech = [name for on, name in (
+            (self.features & layout.F_SUBBANK, f"dram.subbank_scheme: {cfg.dram.subbank_scheme}"),
+            (self.features & layout.F_NDA, "nda.enabled: true"),
+            (self.features & layout.F_REFSB, "dram.refresh_mode: same_bank")) if on]
+        if mech:
+            raise ConfigError(
+                f"core.caches: {cfg.core.caches!r} with {mech[0]}: not supported together "
+                f"yet (the cache hierarchy runs in the plain loop's cores variant only); "
+                f"leave core.caches empty, or filter the traces offline with memsim trace "
+                f"filter --caches")
+
     def _starved(self) -> StarvationError:
         """The error for the request the cores' progress guard caught."""
         prm, scale = self.X[layout.X_CORES].prm, self.time_scale
         rid = int(prm[cores_mod.CP_STARVED_ID])
+        if self.features & layout.F_CACHES:  # (memsim/engine/corecache.py's ids)
+            rid //= corecache.RID_SLOTS
         n = int(prm[cores_mod.CP_N])
         now = int(self.S.F[layout.F_NOW]) // scale
         since = int(prm[cores_mod.CP_STARVED_ARR]) // scale

@@ -154,7 +154,8 @@ def issue_column(P, T, S, X, t, q, ch, i, features):
             # under the branch above, as fast as possible pays nothing for it)
             step_complete(X[X_STEP], S.q_id[q, ch, i], done)
     if features & F_CORES and cores_on(P, features):
-        cores_complete(X[X_CORES], S.q_id[q, ch, i], q, ch, b, done, done - S.q_arr[q, ch, i])
+        cores_complete(X[X_CORES], S.q_id[q, ch, i], q, ch, b, done, done - S.q_arr[q, ch, i],
+                       features)
 
     remove_request(P, S, q, ch, i)
 

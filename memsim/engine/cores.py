@@ -58,6 +58,14 @@ Without such a flood the rules are the plain controller's.
 
 A request's id (the command log's ``request``) is ``pos * cores + core``.
 
+With ``core.caches`` (the ``F_CORES | F_CACHES`` variant of the plain loop) a record is
+an access the caches see: its send attempt looks it up in the hierarchy
+(``_send_cached``, ``memsim/engine/corecache.py``), a hit enters the ROB with its
+completion cycle known and sends nothing, a miss sends its read and any access its
+writebacks; request ids and the room rule are corecache's. The helpers take the loop's
+``features`` for this, a constant of the variant: without F_CACHES the code is the
+plain cores front end's.
+
 Progress guard. For the same reason a scheduler that starves a request starves it for
 ever here (the run ends only when every core has finished), where an open-loop trace
 would end. ``cores_starved`` checks the oldest request of every queue every quarter of
@@ -73,12 +81,14 @@ from collections import namedtuple
 
 from numba import njit
 
-from memsim.engine import device
+from memsim.cache.layout import C_NOUT, MEMORY, OUT_WRITEBACK
+from memsim.engine import corecache, device
 from memsim.engine.jit import CALLEE as _CALLEE
 from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import (
     CAT_NONE,
     CORES_AT_RUN_TIME,
+    F_CACHES,
     F_CORES,
     INF,
     P_CORES,
@@ -96,6 +106,15 @@ JIT_FEATURE = F_CORES
 
 Cores = namedtuple("Cores", "prm st ck ring_seq ring_vis tr_start tr_bank tr_row tr_col "
                             "tr_write tr_gap stats hist bank_rw seen served")
+# With core.caches (the F_CACHES variant, memsim/engine/corecache.py): the hierarchy's
+# state (``cache``, a memsim.cache.layout.Caches), each record's line (``tr_line``; the
+# tr_bank / tr_row / tr_col are its line's), every line the traces touch, sorted, and
+# where it lives (``ln_*``: what a writeback is sent to), the hit latency of each level
+# that serves an access (``lat[memsim.cache.layout.L1 .. LLC]``, core cycles) and per
+# core the accesses each level served and the writebacks sent (``cstat[core, level]``,
+# ``cstat[core, 0]``: writebacks), over the accesses before its target.
+CachedCores = namedtuple("CachedCores", Cores._fields + (
+    "cache", "tr_line", "ln_line", "ln_bank", "ln_row", "ln_col", "lat", "cstat"))
 
 # prm: parameters, then globals
 (CP_N, CP_ROB, CP_FW, CP_RW, CP_NUM, CP_DEN, CP_ONCHIP, CP_MASK, CP_NOJUMP, CP_NDONE,
@@ -398,16 +417,102 @@ def _send(P, S, C, j, t):
 
 
 @njit(**_INLINE)
+def _enqueue(P, S, q, b, row, col, rid, t):
+    """A request enters queue ``q`` of its bank's channel at DRAM cycle ``t`` (room
+    checked by the caller)."""
+    ch = S.node_ch[b]
+    n_q = S.q_len[q, ch]
+    k = (S.q_head[q, ch] + n_q) & P[P_QMASK]
+    S.q_id[q, ch, k] = rid
+    S.q_arr[q, ch, k] = t
+    S.q_bank[q, ch, k] = b
+    S.q_row[q, ch, k] = row
+    S.q_col[q, ch, k] = col
+    S.q_cat[q, ch, k] = CAT_NONE
+    S.q_len[q, ch] = n_q + 1
+    queue_link(P, S, q, ch, k, b)
+    S.pending[q, b] += 1
+    S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
+    device.touch_bank(S, q, b)
+    if S.open_row[b] == row:
+        S.hits_pending[q, b] += 1
+    S.ch_next[ch] = t
+    S.clean_at[ch] = -1
+
+
+@njit(**_CALLEE)
+def _send_cached(P, S, C, j, t):
+    """With core.caches: core ``j``'s access is looked up in the hierarchy at DRAM cycle
+    ``t`` if the queues have room for what it may send (memsim/engine/corecache.py);
+    returns whether it was. Its read (a miss) and writebacks enter the controller; it
+    enters the ROB, a load complete ``lat[level]`` after its fetch cycle if a cache
+    served it. Compiled once, called from the front end's two sites."""
+    i = _record(C, j)
+    K = C.cache
+    line = C.tr_line[i]
+    if not corecache.room(P, S, K, j, line, S.node_ch[C.tr_bank[i]]):
+        return False
+    st = C.st
+    pos = st[j, K_POS]
+    fetched = st[j, K_FETCHED]
+    write = C.tr_write[i] == 1
+    counted = fetched < C.stats[j, CS_TARGET]
+    served = corecache.lookup(K, j, line, write, counted)
+    base = (pos * C.prm[CP_N] + j) * corecache.RID_SLOTS
+    wb = 0
+    for r in range(K.prm[C_NOUT]):
+        if K.out_kind[r] == OUT_WRITEBACK:
+            x = corecache.line_index(C.ln_line, K.out_line[r])
+            _enqueue(P, S, 1, C.ln_bank[x], C.ln_row[x], C.ln_col[x],
+                     base + corecache.RID_WB + wb, t)
+            wb += 1
+        else:  # (no prefetcher: the access's own line)
+            _enqueue(P, S, 0, C.tr_bank[i], C.tr_row[i], C.tr_col[i],
+                     base + (corecache.RID_FILL if write else corecache.RID_LOAD), t)
+    if counted:
+        C.cstat[j, served] += 1
+        C.cstat[j, 0] += wb
+    slot = pos & C.prm[CP_MASK]
+    C.ring_seq[j, slot] = fetched
+    if write:
+        C.ring_vis[j, slot] = 0  # posted
+    elif served == MEMORY:
+        C.ring_vis[j, slot] = INF  # (cores_complete sets it)
+    else:
+        C.ring_vis[j, slot] = st[j, K_CYC] + C.lat[served]
+    if fetched >= C.stats[j, CS_TARGET] and C.stats[j, CS_COUNT_POS] >= INF:
+        C.stats[j, CS_COUNT_POS] = pos  # requests from here on are not counted
+    st[j, K_FETCHED] = fetched + 1
+    st[j, K_FC] += 1
+    st[j, K_POS] = pos + 1
+    rec = st[j, K_REC] + 1
+    if C.tr_start[j] + rec == C.tr_start[j + 1]:
+        rec = 0  # the trace starts again
+    st[j, K_REC] = rec
+    st[j, K_BUB] = C.tr_gap[C.tr_start[j] + rec]
+    return True
+
+
+@njit(**_INLINE)
+def _room(P, S, C, j, features):
+    """Whether core ``j``'s next access can be sent (or, with caches, looked up) now."""
+    if features & F_CACHES:
+        i = _record(C, j)
+        return corecache.room(P, S, C.cache, j, C.tr_line[i], S.node_ch[C.tr_bank[i]])
+    return _queue_room(P, S, C, j)
+
+
+@njit(**_INLINE)
 def _all_done(C):
     return C.prm[CP_NDONE] == C.prm[CP_N]
 
 
 @njit(**_INLINE)
-def _advance(P, S, C, j, t):
+def _advance(P, S, C, j, t, features):
     """Core ``j`` sends what it attempts in the core cycles DRAM cycle ``t`` sees."""
     st = C.st
     if st[j, K_STATUS] == BLOCKED:
-        if not _queue_room(P, S, C, j):
+        if not _room(P, S, C, j, features):
             return
         # retry in the first core cycle after the failed attempt that sees the room
         # (room made at DRAM cycle t - 1 is seen from t on)
@@ -424,7 +529,11 @@ def _advance(P, S, C, j, t):
         if _all_done(C) and st[j, K_CYC] >= C.prm[CP_END]:
             st[j, K_STATUS] = STOP
             break
-        if not _send(P, S, C, j, t):
+        if features & F_CACHES:
+            sent = _send_cached(P, S, C, j, t)
+        else:
+            sent = _send(P, S, C, j, t)
+        if not sent:
             st[j, K_STATUS] = BLOCKED
             break
         for k in range(K_LEN):
@@ -433,7 +542,7 @@ def _advance(P, S, C, j, t):
 
 
 @njit(**_INLINE)
-def cores_front(P, S, C, t):
+def cores_front(P, S, C, t, features):
     """The front end at DRAM cycle ``t``: every core sends what it attempts in the core
     cycles DRAM cycle ``t`` sees. Cores whose queue was full go first, the one blocked
     longest first (ties: the lower core), then the others, core 0 first: room in a
@@ -454,14 +563,14 @@ def cores_front(P, S, C, t):
         if pick < 0:
             break
         C.seen[pick] = stamp
-        _advance(P, S, C, pick, t)
+        _advance(P, S, C, pick, t, features)
     for j in range(n):
         if C.seen[j] != stamp:
-            _advance(P, S, C, j, t)
+            _advance(P, S, C, j, t, features)
 
 
 @njit(**_INLINE)
-def cores_next(P, S, C, t):
+def cores_next(P, S, C, t, features):
     """After the channels at DRAM cycle ``t``: apply flags, stop cores past the end, and
     return the next DRAM cycle at which a core sends (or retries)."""
     st = C.st
@@ -480,7 +589,7 @@ def cores_next(P, S, C, t):
             if done and st[j, K_CYC] + 1 >= end:
                 st[j, K_STATUS] = STOP
                 continue
-            if not _queue_room(P, S, C, j):
+            if not _room(P, S, C, j, features):
                 continue  # a column command on the channel makes room (a loop event)
             c_try = core_cycles_to(C, t) + 1
             if c_try < st[j, K_CYC] + 1:
@@ -552,13 +661,17 @@ def cores_drain_done(P, C, ch, nr_q):
 
 
 @njit(**_INLINE)
-def cores_complete(C, rid, q, ch, b, end, lat):
+def cores_complete(C, rid, q, ch, b, end, lat, features):
     """A request's column command issued (at bank ``b`` of channel ``ch``): its data
     burst ends at ``end``, ``lat`` after it entered the controller (engine ticks).
     Per-core and per-bank statistics, and a load's completion cycle for its core's
     ROB."""
     C.bank_rw[b, q] += 1
     C.served[ch, q] += 1
+    k = 0
+    if features & F_CACHES:  # (memsim/engine/corecache.py's request ids)
+        k = rid % corecache.RID_SLOTS
+        rid = rid // corecache.RID_SLOTS
     n = C.prm[CP_N]
     j = rid % n
     pos = rid // n
@@ -571,6 +684,8 @@ def cores_complete(C, rid, q, ch, b, end, lat):
             C.hist[j, hist_index(lat)] += 1
     if q == 1:
         return
+    if features & F_CACHES and k != corecache.RID_LOAD:
+        return  # a store's write-allocate read: the store was posted
     num = C.prm[CP_NUM]
     den = C.prm[CP_DEN] * C.prm[CP_SCALE]  # (``end`` in engine ticks)
     v = (end * num + den - 1) // den + C.prm[CP_ONCHIP]

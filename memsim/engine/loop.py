@@ -35,9 +35,12 @@ from pathlib import Path
 
 from numba import njit
 
+from memsim.cache import layout as cache_layout
+from memsim.cache import model as cache_model
 from memsim.engine import (
     compiler,
     controller,
+    corecache,
     cores,
     device,
     ecc,
@@ -55,6 +58,7 @@ from memsim.engine.jit import COMPILED as _COMPILED
 from memsim.engine.layout import (
     C_FE_SUM_R,
     CAT_NONE,
+    F_CACHES,
     F_CORES,
     F_ECC,
     F_HEAP,
@@ -113,6 +117,9 @@ def mechanism_sources(features: int) -> str:
                         (F_CORES, cores), (F_REFSB, refresh)):
         if features & bit:
             h.update(Path(module.__file__).read_bytes())
+    if features & F_CACHES:  # (the hierarchy's model, inlined into corecache.lookup)
+        for module in (corecache, cache_model, cache_layout):
+            h.update(Path(module.__file__).read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -170,7 +177,7 @@ def make_loop(features: int):
                     return PAUSED
             if features & F_CORES and cores_on(P, features):
                 if final:  # (not while warming up)
-                    cores_front(P, S, X[X_CORES], t)
+                    cores_front(P, S, X[X_CORES], t, features)
                 if cores_starved(P, S, X[X_CORES], t):
                     F[F_NOW] = t
                     return STARVED  # the progress guard (engine/cores.py): reported
@@ -271,7 +278,7 @@ def make_loop(features: int):
             # --- next event
             if tick:
                 if features & F_CORES and cores_on(P, features):  # (stops the cores past the end)
-                    cores_next(P, S, X[X_CORES], t)
+                    cores_next(P, S, X[X_CORES], t, features)
                 t += cycle
                 continue
             nxt = INF
@@ -292,7 +299,7 @@ def make_loop(features: int):
                 if cand < nxt:
                     nxt = cand
             if features & F_CORES and cores_on(P, features):
-                cand = cores_next(P, S, X[X_CORES], t)
+                cand = cores_next(P, S, X[X_CORES], t, features)
                 if cand < nxt:
                     nxt = cand
             if stepping:

@@ -115,7 +115,9 @@ def open_trace(path, fmt: str | None = None, chunk_size: int = DEFAULT_CHUNK_SIZ
         if fmt in INSTRUCTION_FORMATS:
             raise TraceError(f"{path}: a {DESCRIPTIONS[fmt]} trace: it records a program's "
                              f"instructions, not the requests that reach memory; filter it "
-                             f"through caches first: memsim trace filter {path} -o OUT.trace")
+                             f"through caches first: memsim trace filter {path} -o OUT.trace (or "
+                             f"run it on closed-loop cores with caches: -p "
+                             f"frontend.mode=cores -p core.caches=default)")
     elif fmt not in FORMATS:
         raise TraceError(f"unknown trace format {fmt!r} (expected one of "
                          f"{', '.join(FORMATS)})")
