@@ -16,7 +16,7 @@ four results:
     weighted speedup is the sum over the cores of IPC / the core's IPC alone on plain
     DDR4 (the same reference for every mechanism, as ``benchmarks/eruca.py`` computes
     it), so a mechanism's gain over DDR4 is the ratio of the two.
-(b) **NDAs beside a real host**: the first mix as the host on the NDA presets
+(b) **NDAs beside a real host**: the first two mixes as the host on the NDA presets
     (``ddr4_2400_x8_1ch2r_nda_axpy``: AXPY on two ranks; ``ddr4_2400_x8_1ch4r_nda_dot``:
     DOT on four ranks; and GEMV on the two-rank one): the host's weighted speedup
     without and with the NDAs (alone IPCs on the same memory without NDAs), its
@@ -54,6 +54,7 @@ MIXES = (("mix A", ("stream_triad", "gups", "pointer_chase", "cg")),
 NDAS = (("AXPY, 2 ranks", "ddr4_2400_x8_1ch2r_nda_axpy", []),
         ("GEMV, 2 ranks", "ddr4_2400_x8_1ch2r_nda_axpy", ["nda.kernel=GEMV"]),
         ("DOT, 4 ranks", "ddr4_2400_x8_1ch4r_nda_dot", []))
+SHORT = {"stream_triad": "stream", "pointer_chase": "chase", "embedding": "embed"}
 CORES = ["frontend.mode=cores", "frontend.translation=random_pages"]
 SCHEMES = (("none", []), ("secded_x72", []), ("duo", ["ecc.duo_even_bursts=true"]),
            ("inline", ["ecc.inline_cache_entries=1024"]))
@@ -117,48 +118,56 @@ def mechanisms(names, instructions: int) -> tuple[list[str], dict]:
              f"  {'mix':<44}" + "".join(f"{c:>16}" for c in cols)]
     for mix, (progs, row) in out.items():
         lines.append(f"  {mix + ': ' + ', '.join(progs):<44}" + "".join(
-            f"{row[c]:>8.3f} ({100 * (row[c] / row['DDR4'] - 1):+5.1f}%)" if c != "DDR4"
+            f"{'stopped':>16}" if math.isnan(row[c])
+            else f"{row[c]:>8.3f} ({100 * (row[c] / row['DDR4'] - 1):+5.1f}%)" if c != "DDR4"
             else f"{row[c]:>16.3f}" for c in cols))
     if failed:
-        lines += ["  nan: the run stopped:", *failed]
+        lines += ["  stopped:", *failed]
     return lines, out
 
 
-def ndas(progs, instructions: int) -> tuple[list[str], list[dict]]:
-    """(b): the host's weighted speedup without and with NDAs, the NDAs' bandwidth."""
+def ndas(hosts, instructions: int) -> tuple[list[str], list[dict]]:
+    """(b): per host mix, the host's weighted speedup without and with NDAs, and the
+    NDAs' bandwidth and column commands per ACT."""
     from memsim import config, multicore
 
     rows = []
-    cache = {}
-    for label, preset, extra in NDAS:
-        cfg = config.load(preset, [*CORES, f"core.instructions={instructions}", *extra])
-        plain = config.without_nda(cfg)
-        cts = multicore.prepare([TRACES / f"{p}.trace.gz" for p in progs], cfg)
-        if preset not in cache:
-            alone = multicore.alone_ipcs(plain, cts)
-            ws0 = multicore.speedups(_ipcs(multicore.simulate(plain, cts, notify=False)),
-                                     alone)["weighted_speedup"]
-            cache[preset] = (alone, ws0)
-        alone, ws0 = cache[preset]
-        r = multicore.simulate(cfg, cts, notify=False)
-        ws = multicore.speedups(_ipcs(r), alone)["weighted_speedup"]
-        s = r.summary()
-        nda = s["nda"]
-        cmds = nda["commands"]
-        rows.append({"label": label, "ws0": ws0, "ws": ws, "nda_gbps":
-                     nda["bandwidth_gbps"]["total"], "host_gbps": s["bandwidth_gbps"]["total"],
-                     "col_per_act": (cmds["RD"] + cmds["WR"]) / max(cmds["ACT"], 1),
-                     "delay": nda["host_delay_cycles"]["max"],
-                     "bound": nda["host_delay_cycles"].get("bound")})
-    lines = [f"(b) NDAs beside a host of four cores ({', '.join(progs)}), {instructions:,} "
-             f"instructions per core; host weighted speedup (alone IPCs without NDAs)",
-             f"  {'NDAs':<16}{'no NDAs':>9}{'NDAs':>8}{'slowdown':>10}{'host GB/s':>11}"
-             f"{'NDA GB/s':>10}{'NDA col/ACT':>13}{'delay max':>11}{'bound':>7}"]
+    for mix, progs in hosts:
+        cache = {}
+        for label, preset, extra in NDAS:
+            cfg = config.load(preset, [*CORES, f"core.instructions={instructions}", *extra])
+            plain = config.without_nda(cfg)
+            cts = multicore.prepare([TRACES / f"{p}.trace.gz" for p in progs], cfg)
+            if preset not in cache:
+                alone = multicore.alone_ipcs(plain, cts)
+                ws0 = multicore.speedups(
+                    _ipcs(multicore.simulate(plain, cts, notify=False)),
+                    alone)["weighted_speedup"]
+                cache[preset] = (alone, ws0)
+            alone, ws0 = cache[preset]
+            r = multicore.simulate(cfg, cts, notify=False)
+            ws = multicore.speedups(_ipcs(r), alone)["weighted_speedup"]
+            s = r.summary()
+            nda = s["nda"]
+            cmds = nda["commands"]
+            rows.append({"host": mix, "label": label, "ws0": ws0, "ws": ws,
+                         "nda_gbps": nda["bandwidth_gbps"]["total"],
+                         "host_gbps": s["bandwidth_gbps"]["total"],
+                         "col_per_act": (cmds["RD"] + cmds["WR"]) / max(cmds["ACT"], 1),
+                         "delay": nda["host_delay_cycles"]["max"],
+                         "bound": nda["host_delay_cycles"].get("bound")})
+    lines = [f"(b) NDAs beside a host of four cores, {instructions:,} instructions per core; "
+             f"host weighted speedup (alone IPCs without NDAs), its slowdown with NDAs, "
+             f"NDA column commands per NDA ACT, NDA-caused host delay (DRAM cycles)",
+             f"  {'host':<7}{'NDAs':<16}{'no NDAs':>9}{'NDAs':>8}{'slowdown':>10}"
+             f"{'host GB/s':>11}{'NDA GB/s':>10}{'NDA col/ACT':>13}{'delay max':>11}"
+             f"{'bound':>7}"]
     for t in rows:
-        lines.append(f"  {t['label']:<16}{t['ws0']:>9.3f}{t['ws']:>8.3f}"
+        lines.append(f"  {t['host']:<7}{t['label']:<16}{t['ws0']:>9.3f}{t['ws']:>8.3f}"
                      f"{t['ws0'] / t['ws']:>9.3f}x{t['host_gbps']:>11.2f}{t['nda_gbps']:>10.2f}"
                      f"{t['col_per_act']:>13.1f}{t['delay']:>11.0f}"
                      f"{'-' if t['bound'] is None else format(t['bound'], '.0f'):>7}")
+    lines.append("  hosts: " + "; ".join(f"{m}: {', '.join(p)}" for m, p in hosts))
     return lines, rows
 
 
@@ -215,30 +224,48 @@ def figure(path: Path, mech: dict, nda_rows: list[dict], rep: dict, man: dict) -
         vals = [100 * (mech[k][1][m] / mech[k][1]["DDR4"] - 1) for k in mixes]
         ax.bar(x + (i - (len(MECHANISMS) - 1) / 2) * w, vals, w * 0.92, color=PALETTE[i],
                label=m, zorder=2)
+    for j, k in enumerate(mixes):  # a run the engine's progress guard stopped
+        for i, (m, _) in enumerate(MECHANISMS):
+            if math.isnan(mech[k][1][m]):
+                ax.text(x[j] + (i - (len(MECHANISMS) - 1) / 2) * w, 0.3, "stopped",
+                        rotation=90, ha="center", va="bottom", fontsize=5.5, color="0.3")
     ax.axhline(0, color="0.3", lw=0.6)
-    ax.set_xticks(x, [f"{k}\n{', '.join(mech[k][0])}".replace("stream_triad", "stream")
-                      .replace("pointer_chase", "chase").replace("embedding", "embed")
-                      for k in mixes], fontsize=5.5)
+    ax.set_xticks(x, [k + "\n" + ",\n".join(
+        ", ".join(SHORT.get(p, p) for p in mech[k][0][i:i + 2]) for i in (0, 2))
+        for k in mixes], fontsize=6)
+    ax.set_xlim(-0.55, len(mixes) - 0.35)
     ax.set_ylabel("Weighted speedup\nover DDR4 (%)", fontsize=8)
-    ax.set_title("(a) subarray parallelism, 4 cores", fontsize=8)
-    ax.legend(fontsize=6.5, ncol=4, frameon=False, loc="upper left")
+    ax.set_title("(a) sub-arrays and sub-banks, 4 cores", fontsize=8)
+    gains = [100 * (mech[k][1][m] / mech[k][1]["DDR4"] - 1) for k in mixes
+             for m, _ in MECHANISMS if not math.isnan(mech[k][1][m])]
+    ax.set_ylim(min(0.0, 1.3 * min(gains)), 1.35 * max(max(gains), 1.0))
+    ax.legend(fontsize=6.5, ncol=4, frameon=False, loc="upper left", columnspacing=0.8,
+              handlelength=1.2)
     # (b) NDAs: what the host loses against what the NDAs get
     ax = axes[1]
-    for i, t in enumerate(nda_rows):
+    from matplotlib.lines import Line2D
+
+    hosts = list(dict.fromkeys(t["host"] for t in nda_rows))
+    labels = list(dict.fromkeys(t["label"] for t in nda_rows))
+    for t in nda_rows:
         loss = 100 * (1 - t["ws"] / t["ws0"])
-        ax.scatter(t["nda_gbps"], loss, color=PALETTE[i], zorder=3, s=22)
-        ax.annotate(t["label"], (t["nda_gbps"], loss), textcoords="offset points",
-                    xytext=(4, 3), fontsize=6.5)
+        ax.scatter(t["nda_gbps"], loss, color=PALETTE[labels.index(t["label"])],
+                   marker="os^D"[hosts.index(t["host"]) % 4], zorder=3, s=22)
+    ax.axhline(0, color="0.3", lw=0.6)
+    handles = [Line2D([], [], ls="", marker="o", color=PALETTE[i], label=lab)
+               for i, lab in enumerate(labels)]
+    handles += [Line2D([], [], ls="", marker="os^D"[i % 4], color="0.4", label=f"{h} host")
+                for i, h in enumerate(hosts)]
+    ax.legend(handles=handles, fontsize=6, frameon=False, ncol=2, loc="upper left")
     ax.set_xlabel("NDA bandwidth (GB/s)", fontsize=8)
     ax.set_ylabel("Host weighted\nspeedup lost (%)", fontsize=8)
-    ax.set_title("(b) NDAs beside a four-core host (mix A)", fontsize=8)
+    ax.set_title("(b) NDAs beside a four-core host", fontsize=8)
     ax.set_xlim(left=0)
-    ax.set_ylim(bottom=0, top=max(5.0, 1.3 * max(100 * (1 - t["ws"] / t["ws0"])
-                                              for t in nda_rows)))
+    losses = [100 * (1 - t["ws"] / t["ws0"]) for t in nda_rows]
+    ax.set_ylim(min(-1.0, 1.3 * min(losses)), max(3.0, 2.2 * max(losses)))
     ax.grid(alpha=0.3)
     names = sorted(rep["ecc"], key=lambda n: -man[n]["levels"]["llc"]["mpki"])
-    short = [n.replace("stream_triad", "stream").replace("pointer_chase", "chase")
-             .replace("embedding", "embed") for n in names]
+    short = [SHORT.get(n, n) for n in names]
     xs = np.arange(len(names))
     # (c) ECC: bandwidth change against none
     ax = axes[2]
@@ -246,12 +273,17 @@ def figure(path: Path, mech: dict, nda_rows: list[dict], rep: dict, man: dict) -
     for i, (s, _) in enumerate(SCHEMES[1:]):
         vals = [100 * (rep["ecc"][n][s][0] / rep["ecc"][n]["none"][0] - 1) for n in names]
         ax.bar(xs + (i - (len(SCHEMES) - 2) / 2) * w, vals, w * 0.92, color=PALETTE[i],
-               label=s, zorder=2)
+               label=s + (" (no change)" if not any(vals) else ""), zorder=2)
     ax.axhline(0, color="0.3", lw=0.6)
     ax.set_xticks(xs, short, fontsize=6.5, rotation=30)
     ax.set_ylabel("Bandwidth change\nagainst no ECC (%)", fontsize=8)
-    ax.set_title("(c) ECC, DDR4-2400, traces replayed (by LLC MPKI)", fontsize=8)
-    ax.legend(fontsize=6.5, ncol=3, frameon=False, loc="lower left")
+    ax.set_title("(c) ECC on DDR4-2400, replayed (by LLC MPKI)", fontsize=8)
+    low = min(100 * (rep["ecc"][n][s][0] / rep["ecc"][n]["none"][0] - 1)
+              for n in names for s, _ in SCHEMES[1:])
+    high = max(100 * (rep["ecc"][n][s][0] / rep["ecc"][n]["none"][0] - 1)
+               for n in names for s, _ in SCHEMES[1:])
+    ax.set_ylim(1.7 * min(low, -5.0), max(5.0, 1.3 * high))
+    ax.legend(fontsize=6, ncol=2, frameon=False, loc="lower center")
     # (d) DDR4 against DDR5: bandwidth
     ax = axes[3]
     w = 0.38
@@ -260,8 +292,9 @@ def figure(path: Path, mech: dict, nda_rows: list[dict], rep: dict, man: dict) -
                color=PALETTE[i], label=d, zorder=2)
     ax.set_xticks(xs, short, fontsize=6.5, rotation=30)
     ax.set_ylabel("Bandwidth (GB/s)", fontsize=8)
-    ax.set_title("(d) DDR4 against DDR5, 64 data pins, traces replayed", fontsize=8)
-    ax.legend(fontsize=6.5, ncol=2, frameon=False, loc="upper right")
+    ax.set_title("(d) DDR4 against DDR5 (64 data pins), replayed", fontsize=8)
+    ax.set_ylim(0, 1.25 * max(rep["dev"][n][d][0] for n in names for d, _, _ in DEVICES))
+    ax.legend(fontsize=6.5, ncol=2, frameon=False, loc="upper left")
     for ax in axes:
         ax.tick_params(labelsize=6.5)
         ax.grid(axis="y", alpha=0.3, zorder=0)
@@ -293,7 +326,7 @@ def main(argv=None) -> int:
     print("\n".join(workload_table(man, list(man))))
     lines, mech = mechanisms(MIXES[:args.mixes], args.instructions)
     print("\n" + "\n".join(lines))
-    lines, nda_rows = ndas(MIXES[0][1], args.instructions)
+    lines, nda_rows = ndas(MIXES[:2], args.instructions)
     print("\n" + "\n".join(lines))
     lines, rep = replay(names)
     print("\n" + "\n".join(lines))
