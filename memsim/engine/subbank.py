@@ -703,46 +703,6 @@ def _pick_owned(P, S, Z, ch, t, q, scan):
 
 
 @njit(**_INLINE)
-def _pick_owned_before_refresh(P, S, Z, ch, t, scan):
-    """Activated requests (either queue) on a rank whose all-bank refresh is due: the
-    oldest whose next command is ready, served before the refresh closes its row
-    (controller.owned_before_refresh in the plain loop). Returns (its slot or -1,
-    command, unit, its queue, next cycle)."""
-    best = -1
-    best_id = layout.INF
-    best_cmd = -1
-    best_x = -1
-    best_q = -1
-    nxt = layout.INF
-    for k in range(S.n_owned[ch]):
-        u = S.owned[ch, k]
-        if S.ref_pending[S.rank_of[u]] == 0:
-            continue
-        q = S.owner_q[u]
-        cmd, x, kind, wait = _next(P, S, Z, q, u, S.open_row[u], False, False, scan, t)
-        if kind == K_NONE:
-            continue
-        r = max(ready(S, Z, cmd, x), wait)
-        if r <= t:
-            if S.owner_id[u] < best_id:
-                best_id = S.owner_id[u]
-                best = u
-                best_cmd = cmd
-                best_x = x
-                best_q = q
-        elif r < nxt:
-            nxt = r
-    if best < 0:
-        return -1, best_cmd, best_x, best_q, nxt
-    h = S.q_head[best_q, ch]
-    for j in range(S.q_len[best_q, ch]):
-        i = (h + j) & P[layout.P_QMASK]
-        if S.q_id[best_q, ch, i] == best_id:
-            return i, best_cmd, best_x, best_q, nxt
-    return -1, best_cmd, best_x, best_q, nxt  # not reached: an activated request is queued
-
-
-@njit(**_INLINE)
 def _forecast_exact(P, Z):
     """Whether a scan that found nothing ready foretells the next one exactly, when the
     channel wakes at the cycle it returned with nothing changed: no rule of the scan then
@@ -984,27 +944,23 @@ def schedule_channel(P, T, S, X, ch, t, features):
     controller.update_write_mode(P, S, X, ch, t, features)
     nxt = layout.INF
     if P[layout.P_REFRESH] != 0:
-        issued, nxt = device.all_bank_refresh(P, T, S, ch, t, True)
+        # (a due refresh closes the units' rows as it always did: the plain loop's
+        # serving of activated requests first is not carried over to sub-bank units)
+        issued, nxt = device.all_bank_refresh(P, T, S, ch, t, False)
         if issued:
             _after_refresh(P, S, Z, ch, t)
             return t + 1
     scan = S.F[layout.F_SCAN] + 1
     S.F[layout.F_SCAN] = scan
     q = S.wmode[ch]
-    # the activated requests of a rank due for refresh first (before its PREA), then
-    # those of the other queue, then the mode's own queue; the command issues at one
-    # place (``_issue`` and the core helpers in it are large: inlined once, not once per
-    # queue)
+    # the activated requests of the other queue first, then the mode's own queue; the
+    # command issues at one place (``_issue`` and the core helpers in it are large:
+    # inlined once, not once per queue)
     i = -1
     cmd = -1
     x = -1
     qi = 1 - q
-    if S.n_owned[ch] > 0 and not _no_refresh_waits(P, S, ch):
-        i, cmd, x, qi, owned_next = _pick_owned_before_refresh(P, S, Z, ch, t, scan)
-        if i < 0 and owned_next < nxt:
-            nxt = owned_next
-    if i < 0 and S.n_owned_q[1 - q, ch] > 0:
-        qi = 1 - q
+    if S.n_owned_q[1 - q, ch] > 0:
         i, cmd, x, owned_next = _pick_owned(P, S, Z, ch, t, 1 - q, scan)
         if i < 0 and owned_next < nxt:
             nxt = owned_next
