@@ -40,6 +40,7 @@ REDUCED = {
     "python benchmarks/throughput.py": "-n 20000 --repeat 1",
     "python benchmarks/cores.py": "-n 2000",
     "python benchmarks/fidelity.py": "-n 2000",
+    "python benchmarks/workloads.py": "-n 100000 --mixes 1 --traces gups svrg",
     "python benchmarks/standards_figure.py -o docs/figures/standards.png": "-n 2000",
     "python examples/tensordimm.py -o results/tensordimm": "--lookups 256",
     "python examples/tensordimm.py -o docs/figures": "--lookups 256",
