@@ -64,6 +64,9 @@ VARIANTS = {
                    "ddr4_2400_x8_1ch2r_nda_axpy", typical_cpu_seconds=46.8),
     "cores": Variant(F.F_CORES, "closed-loop cores", "ddr4_2400_x8_1ch1r", cores=True,
                      typical_cpu_seconds=25.6),
+    "caches": Variant(F.F_CORES | F.F_CACHES, "closed-loop cores behind caches",
+                      "ddr4_2400_x8_1ch1r", ("core.caches=default",), cores=True,
+                      typical_cpu_seconds=31.3),
     "refsb": Variant(F.F_REFSB, "DDR5 same-bank refresh", "ddr5_4800b_x8_1dimm",
                      ("dram.refresh_mode=same_bank",), typical_cpu_seconds=21.3),
 }

@@ -27,7 +27,7 @@ from memsim.engine import layout
 
 def needed(cfg) -> list[int]:
     """The loop variants a run of ``cfg`` needs: its replay variant, or with
-    ``frontend.mode: cores`` its cores variant."""
+    ``frontend.mode: cores`` its cores variant (behind caches with ``core.caches``)."""
     from memsim.dram import spec as spec_mod
     from memsim.engine import Engine
 
@@ -35,6 +35,8 @@ def needed(cfg) -> list[int]:
     features = Engine(cfg, spec, timed=True).features
     if cfg.frontend.mode == "cores":
         features |= layout.F_CORES
+        if cfg.core.caches:
+            features |= layout.F_CACHES
     return [features]
 
 
