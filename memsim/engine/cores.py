@@ -368,55 +368,6 @@ def _queue_room(P, S, C, j):
 
 
 @njit(**_INLINE)
-def _send(P, S, C, j, t):
-    """The memory access of core ``j`` enters its controller queue at DRAM cycle ``t``
-    if there is room; returns whether it did."""
-    i = _record(C, j)
-    q = C.tr_write[i]
-    b = C.tr_bank[i]
-    ch = S.node_ch[b]
-    cap = P[P_WQ_CAP] if q == 1 else P[P_RQ_CAP]
-    n_q = S.q_len[q, ch]
-    if n_q >= cap:
-        return False
-    st = C.st
-    pos = st[j, K_POS]
-    k = (S.q_head[q, ch] + n_q) & P[P_QMASK]
-    S.q_id[q, ch, k] = pos * C.prm[CP_N] + j
-    S.q_arr[q, ch, k] = t
-    S.q_bank[q, ch, k] = b
-    S.q_row[q, ch, k] = C.tr_row[i]
-    S.q_col[q, ch, k] = C.tr_col[i]
-    S.q_cat[q, ch, k] = CAT_NONE
-    S.q_len[q, ch] = n_q + 1
-    queue_link(P, S, q, ch, k, b)
-    S.pending[q, b] += 1
-    S.pend_mask[q, S.rank_of[b]] |= S.bank_bit[b]
-    device.touch_bank(S, q, b)
-    if S.open_row[b] == C.tr_row[i]:
-        S.hits_pending[q, b] += 1
-    S.ch_next[ch] = t
-    S.clean_at[ch] = -1
-    # the access enters the ROB: a store is complete at once, a load when its data is
-    # back (not known yet)
-    fetched = st[j, K_FETCHED]
-    slot = pos & C.prm[CP_MASK]
-    C.ring_seq[j, slot] = fetched
-    C.ring_vis[j, slot] = 0 if q == 1 else INF
-    if fetched >= C.stats[j, CS_TARGET] and C.stats[j, CS_COUNT_POS] >= INF:
-        C.stats[j, CS_COUNT_POS] = pos  # requests from here on are not counted
-    st[j, K_FETCHED] = fetched + 1
-    st[j, K_FC] += 1
-    st[j, K_POS] = pos + 1
-    rec = st[j, K_REC] + 1
-    if C.tr_start[j] + rec == C.tr_start[j + 1]:
-        rec = 0  # the trace starts again
-    st[j, K_REC] = rec
-    st[j, K_BUB] = C.tr_gap[C.tr_start[j] + rec]
-    return True
-
-
-@njit(**_INLINE)
 def _enqueue(P, S, q, b, row, col, rid, t):
     """A request enters queue ``q`` of its bank's channel at DRAM cycle ``t`` (room
     checked by the caller)."""
@@ -438,6 +389,47 @@ def _enqueue(P, S, q, b, row, col, rid, t):
         S.hits_pending[q, b] += 1
     S.ch_next[ch] = t
     S.clean_at[ch] = -1
+
+
+@njit(**_INLINE)
+def _send(P, S, C, j, t):
+    """The memory access of core ``j`` enters its controller queue at DRAM cycle ``t``
+    if there is room; returns whether it did."""
+    i = _record(C, j)
+    q = C.tr_write[i]
+    b = C.tr_bank[i]
+    ch = S.node_ch[b]
+    cap = P[P_WQ_CAP] if q == 1 else P[P_RQ_CAP]
+    if S.q_len[q, ch] >= cap:
+        return False
+    st = C.st
+    pos = st[j, K_POS]
+    _enqueue(P, S, q, b, C.tr_row[i], C.tr_col[i], pos * C.prm[CP_N] + j, t)
+    # the access enters the ROB: a store is complete at once, a load when its data is
+    # back (not known yet)
+    fetched = st[j, K_FETCHED]
+    slot = pos & C.prm[CP_MASK]
+    C.ring_seq[j, slot] = fetched
+    C.ring_vis[j, slot] = 0 if q == 1 else INF
+    _next_record(C, j, pos, fetched)
+    return True
+
+
+@njit(**_INLINE)
+def _next_record(C, j, pos, fetched):
+    """Core ``j``'s access at trace position ``pos`` (the ``fetched``-th instruction) has
+    left the front end: on to its next record (the trace starts again after its last)."""
+    st = C.st
+    if fetched >= C.stats[j, CS_TARGET] and C.stats[j, CS_COUNT_POS] >= INF:
+        C.stats[j, CS_COUNT_POS] = pos  # requests from here on are not counted
+    st[j, K_FETCHED] = fetched + 1
+    st[j, K_FC] += 1
+    st[j, K_POS] = pos + 1
+    rec = st[j, K_REC] + 1
+    if C.tr_start[j] + rec == C.tr_start[j + 1]:
+        rec = 0  # the trace starts again
+    st[j, K_REC] = rec
+    st[j, K_BUB] = C.tr_gap[C.tr_start[j] + rec]
 
 
 @njit(**_CALLEE)
@@ -480,16 +472,7 @@ def _send_cached(P, S, C, j, t):
         C.ring_vis[j, slot] = INF  # (cores_complete sets it)
     else:
         C.ring_vis[j, slot] = st[j, K_CYC] + C.lat[served]
-    if fetched >= C.stats[j, CS_TARGET] and C.stats[j, CS_COUNT_POS] >= INF:
-        C.stats[j, CS_COUNT_POS] = pos  # requests from here on are not counted
-    st[j, K_FETCHED] = fetched + 1
-    st[j, K_FC] += 1
-    st[j, K_POS] = pos + 1
-    rec = st[j, K_REC] + 1
-    if C.tr_start[j] + rec == C.tr_start[j + 1]:
-        rec = 0  # the trace starts again
-    st[j, K_REC] = rec
-    st[j, K_BUB] = C.tr_gap[C.tr_start[j] + rec]
+    _next_record(C, j, pos, fetched)
     return True
 
 
