@@ -318,8 +318,8 @@ def held_plain(P, resv_q, resv_id, n_resv_q, open_row, ref_pending, rank_of, ear
 # Refresh serves the rows it would close first. An *activated* request (its ACT issued,
 # its column command not yet: ``owner_id``) on a rank whose all-bank refresh is due is
 # served before the refresh's PREA, as Ramulator 2's controller serves its active buffer
-# before the refresh; memsim used to close those rows and activate them again after tRFC
-# (two ACTs per REF more on tFAW-bound random traffic). No new ACT goes to the rank
+# before the refresh; closing those rows would activate them again after tRFC (two ACTs
+# per REF more on tFAW-bound random traffic). No new ACT goes to the rank
 # meanwhile. Compiled apart and given arrays, not the state tuples, like held_plain: it
 # runs only while a refresh is due.
 @njit(**_CALLEE)
