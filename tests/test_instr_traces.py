@@ -301,6 +301,13 @@ def test_pinatrace_has_no_region_of_interest_and_no_fetches(tmp_path):
         open_instruction_trace(path, ifetch=True)
 
 
+def test_champsim_has_no_region_of_interest(tmp_path):
+    path = write(tmp_path, "t.champsim", champsim_records(2).tobytes())
+    with pytest.raises(TraceError, match=f"^{path}: ChampSim traces have no "
+                                         "region-of-interest markers; use the whole trace"):
+        open_instruction_trace(path, roi=True)
+
+
 def test_formats_are_told_apart_by_content(tmp_path):
     assert sniff(str(write(tmp_path, "a", LACKEY))) == "lackey"
     assert sniff(str(write(tmp_path, "b", PINATRACE))) == "pinatrace"

@@ -75,13 +75,11 @@ class ChampSimParser:
     """Parses the bytes of one ChampSim trace in order, a block at a time."""
 
     format = NAME
+    title = "ChampSim"
     has_ifetch = True
     has_roi = False
 
     def __init__(self, name: str, roi: bool = False, ifetch: bool = False):
-        if roi:
-            raise file_error(name, "ChampSim traces have no region-of-interest markers; "
-                                   "use the whole trace")
         self.name = name
         self.ifetch = ifetch
         self.carry = b""

@@ -24,6 +24,19 @@ from .instrchunk import InstrChunk
 PARSERS = {"lackey": lackey.LackeyParser, "champsim": champsim.ChampSimParser,
            "pinatrace": pinatrace.PinatraceParser}
 INSTRUCTION_FORMATS: tuple[str, ...] = tuple(PARSERS)
+
+
+def _parser(fmt: str, path: str, roi: bool, ifetch: bool):
+    """A parser of format ``fmt`` for ``path``; asking for what the format does not
+    record (its ``has_roi`` / ``has_ifetch``) is an error naming the file."""
+    cls = PARSERS[fmt]
+    if roi and not cls.has_roi:
+        raise file_error(path, f"{cls.title} traces have no region-of-interest markers; "
+                               "use the whole trace")
+    if ifetch and not cls.has_ifetch:
+        raise file_error(path, f"{cls.title} traces record no instruction fetches (an l1i "
+                               "level needs them)")
+    return cls(path, roi, ifetch)
 DESCRIPTIONS = {"lackey": "valgrind lackey (--tool=lackey --trace-mem=yes)",
                 "champsim": "ChampSim binary (64-byte input_instr records)",
                 "pinatrace": "Intel Pin pinatrace"}
@@ -79,7 +92,7 @@ class InstrReader:
         self.compression = None if stream is not None else compression(path)
         self.stored_bytes = None if stream is not None else os.path.getsize(path)
         self.bytes_read = 0
-        self._parser = PARSERS[fmt](path, roi, ifetch)  # (checks roi and ifetch)
+        self._parser = _parser(fmt, path, roi, ifetch)
 
     @property
     def instructions(self) -> int:
@@ -98,7 +111,7 @@ class InstrReader:
 
     def chunks(self) -> Iterator[InstrChunk]:
         """Stream the accesses from the start (once, for a stream)."""
-        self._parser = parser = PARSERS[self.format](self.path, self.roi, self.ifetch)
+        self._parser = parser = _parser(self.format, self.path, self.roi, self.ifetch)
         self.bytes_read = 0
         binary = self.format == "champsim"
         size = BINARY_BLOCK_BYTES if binary else TEXT_BLOCK_BYTES

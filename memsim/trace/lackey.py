@@ -72,6 +72,7 @@ class LackeyParser:
     """
 
     format = NAME
+    title = "lackey"
     has_ifetch = True
     has_roi = True
 

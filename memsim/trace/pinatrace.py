@@ -60,16 +60,11 @@ class PinatraceParser:
     """Parses the blocks of one pinatrace trace in order (see the module docstring)."""
 
     format = NAME
+    title = "pinatrace"
     has_ifetch = False
     has_roi = False
 
     def __init__(self, name: str, roi: bool = False, ifetch: bool = False):
-        if roi:
-            raise file_error(name, "pinatrace traces have no region-of-interest markers; "
-                                   "use the whole trace")
-        if ifetch:
-            raise file_error(name, "pinatrace traces record no instruction fetches (an "
-                                   "l1i level needs them)")
         self.name = name
         self.lines_before = 0
         self.instructions = self.total_instructions = 0
