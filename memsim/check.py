@@ -81,7 +81,8 @@ from memsim.ecc import CheckerInterface
 # Commands and the names the rules use for groups of them
 # --------------------------------------------------------------------------------------
 
-COMMANDS = ("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF", "SA_SEL", "REFsb")
+COMMANDS = ("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF", "SA_SEL", "REFsb",
+            "REFpb")
 AUTO_PRE = "auto-PRE"  # the precharge implied by RDA / WRA; not a command on the bus
 SA_SEL = "SA_SEL"  # MASA's sub-array select (logs of sub-banked devices only)
 
@@ -105,6 +106,7 @@ _ACT, _PRE, _PREA = _ID["ACT"], _ID["PRE"], _ID["PREA"]
 _RD, _WR, _RDA, _WRA, _REF = _ID["RD"], _ID["WR"], _ID["RDA"], _ID["WRA"], _ID["REF"]
 _SA_SEL = _ID[SA_SEL]
 _REFSB = _ID["REFsb"]  # same-bank refresh: bank ``bank`` of every bank group (bankgroup -1)
+_REFPB = _ID["REFpb"]  # per-bank refresh (LPDDR5): the bank (pair) of REFPB_PER_SET below
 _AUTO = _ID[AUTO_PRE]
 _COLUMN_IDS = frozenset(_ID[c] for c in COLUMN)
 _READ_IDS = frozenset(_ID[c] for c in READS)
@@ -253,7 +255,23 @@ STANDARD_RULES = {"DDR4": RULES, "DDR5": DDR5_RULES, "LPDDR5": LPDDR5_RULES}
 # (memsim also spaces two REFsb of a rank by tREFSBRD). Each bank index gets one REFsb per
 # set before any gets a second (refsb_order), and every bank index is refreshed at least
 # every 9*tREFI2 (refresh_interval, per bank index).
+# per_bank (LPDDR5, JESD209-5B's refresh table): REFpb instead of REF, 8 a set
+# (REFPB_PER_SET), each due every tREFIpb = tREFI / 8. A REFpb to bank (bg, ba) refreshes
+# the rank's bank n = bg * banks_per_group + ba (n < 8) and, in a rank of 16 banks, bank
+# n + 8 too: in bank-group mode bank ba of bank groups bg and bg + 2, in 8-bank mode the
+# one bank. Its banks must be precharged (tRP after their PRE, tRPab after a PREA) and
+# take no ACT (and no REFpb) for tRFCpb; any ACT of the rank waits tpbR2act after it, the
+# next REFpb tpbR2pbR. Each bank (pair) gets one REFpb a set (refsb_order), and is
+# refreshed at least every 9 * tREFI (refresh_interval, per bank pair).
+REFPB_PER_SET = 8
 REFRESH_MODE_RULES = {
+    "per_bank": (
+        Rule("tRFCpb", BANK, ("REFpb",), ("ACT", "REFpb"), "tRFCpb"),
+        Rule("tPBR2ACT", RANK, ("REFpb",), ("ACT",), "tPBR2ACT"),
+        Rule("tPBR2PBR", RANK, ("REFpb",), ("REFpb",), "tPBR2PBR"),
+        Rule("tRP", BANK, ("PRE", AUTO_PRE), ("REFpb",), "tRP"),
+        Rule("tRPab", RANK, ("PREA",), ("REFpb",), "tRPab"),
+    ),
     "same_bank": (
         Rule("tRFCsb", BANK, ("REFsb",), ("ACT", "REFsb"), "tRFCsb"),
         Rule("tREFSBRD", RANK, ("REFsb",), ("ACT", "REFsb"), "tREFSBRD"),
@@ -262,10 +280,10 @@ REFRESH_MODE_RULES = {
     ),
 }
 REFRESH_OTHER_RULES = {
-    "refresh_command": "the refresh command of the refresh mode: REFsb with same_bank, REF "
-    "with the other modes",
+    "refresh_command": "the refresh command of the refresh mode: REFsb with same_bank, REFpb "
+    "with per_bank, REF with the other modes",
     "refsb_order": "same_bank: a bank index gets a second REFsb only after every bank index "
-    "of the rank had one",
+    "of the rank had one (per_bank: a bank pair, REFpb)",
 }
 
 RULE_NAMES = tuple(dict.fromkeys([r.name for r in RULES] + list(OTHER_RULES)))
@@ -412,6 +430,8 @@ def _describe(rec, scale: int = 1) -> str:
     text = f"line {line}: cycle {_cycles(t, scale)} ch{c} rk{r}"
     if name == "REFsb":
         text += f" ba{b} (every bank group)"
+    elif name == "REFpb":
+        text += f" bg{g} ba{b} (its bank or bank pair)"
     elif name not in RANK_WIDE:
         text += f" bg{g} ba{b}"
         if sb >= 0:
@@ -466,16 +486,19 @@ class ProtocolChecker:
         # below once the scale is known
         self._offsets = STANDARD_CYCLE_OFFSETS[standard]
         self.standard = standard
-        # refresh modes: fine granularity's tRFC2 every tREFI2; same-bank's REFsb rules
+        # refresh modes: fine granularity's tRFC2 every tREFI2; same-bank's REFsb rules,
+        # per-bank's REFpb rules
         self.refresh_mode = refresh_mode
         self.same_bank = refresh_mode == "same_bank"
-        if refresh_mode != "all_bank":
+        # the refresh command of a partial refresh mode (-1: REF)
+        self._partial = {"same_bank": _REFSB, "per_bank": _REFPB}.get(refresh_mode, -1)
+        if refresh_mode in ("fine_granularity", "same_bank"):
             t["tREFI"] = t["tREFI"] // 2
         if refresh_mode == "fine_granularity":
             t["tRFC"] = t["tRFC2"]
-        if self.same_bank:
+        if self._partial >= 0:
             self.rules = tuple(r for r in self.rules if r.name != "tRFC")
-            self.rules += REFRESH_MODE_RULES["same_bank"]
+            self.rules += REFRESH_MODE_RULES[refresh_mode]
         self.channels, self.ranks = channels, ranks
         self.bankgroups, self.banks_per_group = bankgroups, banks_per_group
         self.max_violations = max_violations
@@ -564,12 +587,14 @@ class ProtocolChecker:
         # A run without refresh (dram.refresh: false) has no deadlines.
         self._refresh_limit = (REFRESH_POSTPONE_LIMIT * self.t["tREFI"] * self.scale
                                if refresh else float("inf"))
-        # (same_bank: per rank and bank index)
-        self._ref_units = banks_per_group if self.same_bank else 1
+        # (same_bank: per rank and bank index; per_bank: per rank and bank pair)
+        self._ref_units = {_REFSB: banks_per_group, _REFPB: REFPB_PER_SET}.get(
+            self._partial, 1)
         self._last_ref = [0] * (n_ranks * self._ref_units)
         self._last_ref_rec: list = [None] * (n_ranks * self._ref_units)
-        self._refsb_set = [0] * n_ranks  # same_bank: the bank indices of the current set
-        self._refi_name = "tREFI" if refresh_mode == "all_bank" else "tREFI2"
+        self._refsb_set = [0] * n_ranks  # same_bank, per_bank: the units of the current set
+        self._refi_name = "tREFI2" if refresh_mode in ("fine_granularity", "same_bank") \
+            else "tREFI"
         self._ref_flagged = [False] * (n_ranks * self._ref_units)
         self._ref_deadline = [self._refresh_limit] * channels  # earliest unflagged deadline
 
@@ -690,6 +715,9 @@ class ProtocolChecker:
         bad |= bank_level & ~refsb & ((cols["bankgroup"] < 0) |
                                       (cols["bankgroup"] >= self.bankgroups))
         bad |= refsb & (cols["bankgroup"] != -1)
+        # a REFpb names the first bank of its pair: one of the rank's first 8 banks
+        bad |= (cmd == _REFPB) & (cols["bankgroup"] * self.banks_per_group + cols["bank"]
+                                  >= REFPB_PER_SET)
         bad |= bank_level & ((cols["bank"] < 0) | (cols["bank"] >= self.banks_per_group))
         bad |= bank_level & ((sub < 0) | (sub >= self.units))
         if bad.any():
@@ -752,9 +780,12 @@ class ProtocolChecker:
                 self._emit(line, "clock_edge", f"{COMMANDS[cmd]} at cycle {_cycles(t, ts)}, "
                            f"between two rising clock edges", "none", rec)
             rank_node = c * R + r
-            refsb = cmd == _REFSB
-            if refsb:  # bank b of every bank group: nodes of group 0, the others below
+            refsb = cmd == _REFSB or cmd == _REFPB  # a refresh of one unit of the rank
+            if cmd == _REFSB:  # bank b of every bank group: nodes of group 0, others below
                 g = 0
+                unit = b
+            elif refsb:  # a REFpb: its first bank (the pair's other below)
+                unit = g * B + b
             bg_node = rank_node * G + g
             bank = bg_node * B + b
             bank_node = bank * U + sb  # the unit that holds a row
@@ -776,8 +807,8 @@ class ProtocolChecker:
                 t = t0 + shift  # (the cycle the rule counts this command from)
                 ready = ready_all[slot]
                 if sc == 0:  # bank
-                    if refsb:  # bank b of every bank group
-                        for n in self._refsb_units(rank_node, b):
+                    if refsb:  # the unit's banks
+                        for n in self._refsb_units(rank_node, unit, cmd):
                             if t < ready[n]:
                                 found.append((ri, ready[n], who_all[slot][n]))
                         continue
@@ -846,18 +877,22 @@ class ProtocolChecker:
                     latest = max(still_open)
                     self._emit(line, "bank_state", f"REF with {len(still_open)} bank(s) of the "
                                f"rank still open", latest, rec)
-                if self.same_bank:
-                    self._emit(line, "refresh_command", "REF (all-bank) in same_bank refresh "
-                               "mode (expected REFsb)", "none", rec)
+                if self._partial >= 0:
+                    self._emit(line, "refresh_command", f"REF (all-bank) in "
+                               f"{self.refresh_mode} refresh mode (expected "
+                               f"{COMMANDS[self._partial]})", "none", rec)
             elif refsb:
-                still_open = [open_rec[n] for n in self._refsb_units(rank_node, b)
+                name = COMMANDS[cmd]
+                still_open = [open_rec[n] for n in self._refsb_units(rank_node, unit, cmd)
                               if open_row[n] >= 0]
                 if still_open:
-                    self._emit(line, "bank_state", f"REFsb with {len(still_open)} bank(s) of "
-                               f"index {b} still open", max(still_open), rec)
-                if not self.same_bank:
-                    self._emit(line, "refresh_command", f"REFsb in {self.refresh_mode} refresh "
-                               f"mode (expected REF)", "none", rec)
+                    what = f"index {b}" if cmd == _REFSB else "its bank (pair)"
+                    self._emit(line, "bank_state", f"{name} with {len(still_open)} bank(s) of "
+                               f"{what} still open", max(still_open), rec)
+                if cmd != self._partial:
+                    expected = COMMANDS[self._partial] if self._partial >= 0 else "REF"
+                    self._emit(line, "refresh_command", f"{name} in {self.refresh_mode} "
+                               f"refresh mode (expected {expected})", "none", rec)
             if sub is not None and cmd != _PREA and cmd != _REF and not refsb:
                 self._subbank_state(rec, bank, bank_node)
 
@@ -925,7 +960,7 @@ class ProtocolChecker:
             elif cmd == _REF:
                 self._refreshed(rank_node, rec)
             elif refsb:
-                self._refsb(rank_node, b, rec)
+                self._refsb(rank_node, unit, rec)
 
             # -- ready cycles this command sets for later ones (gaps after this command's
             # burst)
@@ -933,7 +968,7 @@ class ProtocolChecker:
                 if noop and sc != 4:
                     continue
                 if refsb and sc == 0:
-                    for n in self._refsb_units(rank_node, b):
+                    for n in self._refsb_units(rank_node, unit, cmd):
                         if t + gap > ready_all[slot][n]:
                             ready_all[slot][n] = t + gap
                             who_all[slot][n] = rec
@@ -1000,31 +1035,37 @@ class ProtocolChecker:
 
     # ---- refresh ------------------------------------------------------------------------
 
-    def _refsb_units(self, rank_node: int, bank: int) -> range:
-        """The row-holding units of bank ``bank`` in every bank group of a rank (a
-        REFsb's banks; same_bank mode has no sub-banks: one unit per bank)."""
-        B = self.banks_per_group
-        return range(rank_node * self.bankgroups * B + bank,
-                     (rank_node + 1) * self.bankgroups * B, B)
+    def _refsb_units(self, rank_node: int, unit: int, cmd: int) -> range:
+        """The row-holding units of the banks a REFsb to bank index ``unit`` refreshes
+        (that bank of every bank group), or a REFpb whose first bank is the rank's bank
+        ``unit`` (that bank and, in a rank of 16, bank ``unit + 8``). Partial refresh
+        modes have no sub-banks: one unit per bank."""
+        per_rank = self.bankgroups * self.banks_per_group
+        step = self.banks_per_group if cmd == _REFSB else REFPB_PER_SET
+        return range(rank_node * per_rank + unit, (rank_node + 1) * per_rank, step)
 
-    def _refsb(self, rank_node: int, bank: int, rec) -> None:
-        """A REFsb to bank index ``bank``: one per index per set, and its deadline."""
+    def _refsb(self, rank_node: int, unit: int, rec) -> None:
+        """A REFsb to bank index ``unit`` or a REFpb to bank pair ``unit``: one per unit
+        per set, and its deadline."""
+        if rec[8] != self._partial:
+            return  # (reported as refresh_command)
+        n_units = self._ref_units
+        what = "bank index" if self.same_bank else "bank (pair)"
         done = self._refsb_set[rank_node]
-        if (done >> bank) & 1:
-            self._emit(rec[0], "refsb_order", f"REFsb to bank index {bank} again before "
-                       f"every bank index of the rank had one in this set (done: "
-                       f"{sorted(k for k in range(self.banks_per_group) if done >> k & 1)})",
-                       self._last_ref_rec[rank_node * self._ref_units + bank] or "none", rec)
+        if (done >> unit) & 1:
+            self._emit(rec[0], "refsb_order", f"{COMMANDS[rec[8]]} to {what} {unit} again "
+                       f"before every {what} of the rank had one in this set (done: "
+                       f"{sorted(k for k in range(n_units) if done >> k & 1)})",
+                       self._last_ref_rec[rank_node * n_units + unit] or "none", rec)
             done = 0
-        done |= 1 << bank
-        self._refsb_set[rank_node] = 0 if done == (1 << self.banks_per_group) - 1 else done
-        if self.same_bank:
-            self._refreshed(rank_node * self._ref_units + bank, rec)
+        done |= 1 << unit
+        self._refsb_set[rank_node] = 0 if done == (1 << n_units) - 1 else done
+        self._refreshed(rank_node * n_units + unit, rec)
 
     def _refreshed(self, ref_node: int, rec) -> None:
         t = rec[1]
         last = self._last_ref[ref_node]
-        name = "REFsb" if self.same_bank else "REF"
+        name = COMMANDS[self._partial] if self._partial >= 0 else "REF"
         if not self._ref_flagged[ref_node] and t - last > self._refresh_limit:
             prev = self._last_ref_rec[ref_node]
             self._emit(rec[0], "refresh_interval",
@@ -1045,13 +1086,17 @@ class ProtocolChecker:
         for n in range(channel * self.ranks * U, (channel + 1) * self.ranks * U):
             r, k = divmod(n - channel * self.ranks * U, U)
             deadline = self._last_ref[n] + self._refresh_limit
+            unit = rec[5] if cmd == _REFSB else rec[4] * self.banks_per_group + rec[5]
             if self._ref_flagged[n] or t <= deadline or (cmd == _REF and r == r_now) or \
-                    (cmd == _REFSB and r == r_now and k == rec[5]):
+                    (cmd == self._partial and r == r_now and k == unit):
                 continue  # a REF that is itself late is reported by _refreshed
             self._ref_flagged[n] = True
             prev = self._last_ref_rec[n]
-            what = f"REFsb to ch{channel} rk{r} bank index {k}" if self.same_bank else \
-                f"REF to ch{channel} rk{r}"
+            what = f"REF to ch{channel} rk{r}"
+            if self._partial == _REFSB:
+                what = f"REFsb to ch{channel} rk{r} bank index {k}"
+            elif self._partial == _REFPB:
+                what = f"REFpb to ch{channel} rk{r} bank (pair) {k}"
             self._emit(rec[0], "refresh_interval",
                        f"no {what} within "
                        f"{REFRESH_POSTPONE_LIMIT}*{self._refi_name} = "

@@ -45,8 +45,10 @@ COLUMNS: tuple[LogColumn, ...] = (
     LogColumn("row"),
     LogColumn("column"),
     # (id 9: a same-bank refresh, REFsb: memsim.engine.layout.LOG_REFSB; its row has
-    # bankgroup -1 and the bank index it refreshes in every bank group)
-    LogColumn("command", names=tuple(COMMANDS) + ("REFsb",)),
+    # bankgroup -1 and the bank index it refreshes in every bank group; id 10: a per-bank
+    # refresh, REFpb, LOG_REFPB; its row names the first bank of the bank pair or the
+    # bank it refreshes: memsim.dram.refresh)
+    LogColumn("command", names=tuple(COMMANDS) + ("REFsb", "REFpb")),
     LogColumn("request"),
 )
 HEADER = ",".join(c.name for c in COLUMNS) + "\n"

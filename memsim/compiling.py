@@ -67,7 +67,8 @@ VARIANTS = {
     "caches": Variant(F.F_CORES | F.F_CACHES, "closed-loop cores behind caches",
                       "ddr4_2400_x8_1ch1r", ("core.caches=default",), cores=True,
                       typical_cpu_seconds=31.3),
-    "refsb": Variant(F.F_REFSB, "DDR5 same-bank refresh", "ddr5_4800b_x8_1dimm",
+    "refsb": Variant(F.F_REFSB, "same-bank / per-bank refresh (DDR5 REFsb, LPDDR5 REFpb)",
+                     "ddr5_4800b_x8_1dimm",
                      ("dram.refresh_mode=same_bank",), typical_cpu_seconds=21.3),
 }
 

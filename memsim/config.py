@@ -115,10 +115,12 @@ class DramConfig:
     refresh: bool = _key(True, "refresh the DRAM (false: no refresh commands at all)",
                          "flag", ALL)
     # all_bank (REF, tRFC every tREFI); DDR5 also fine_granularity (REF, tRFC2 every
-    # tREFI / 2) and same_bank (REFsb, tRFCsb: memsim/dram/refresh.py, ddr5.py)
+    # tREFI / 2) and same_bank (REFsb, tRFCsb: memsim/dram/refresh.py, ddr5.py); LPDDR5
+    # also per_bank (REFpb, tRFCpb every tREFI / 8: lpddr5.py)
     refresh_mode: str = _key("all_bank", "refresh command: all_bank (REF, tRFC every "
                              "tREFI); DDR5 also fine_granularity (tRFC2 every tREFI/2) "
-                             "and same_bank (REFsb)", "name", "dram.refresh: true",
+                             "and same_bank (REFsb); LPDDR5 also per_bank (REFpb)", "name",
+                             "dram.refresh: true",
                              choices=_REFRESH_MODES)
     # Per-timing overrides in cycles, e.g. {tRTRS: 1, tRFC: 360}
     timing: dict = _key({}, "overrides of the speed bin's timings, e.g. {tRTRS: 1, tRFC: "
@@ -938,7 +940,8 @@ def _check_nda_keys(nda: NdaConfig, dram: DramConfig) -> None:
 
 def _check_refresh_mode(cfg: Config, t: dict) -> None:
     """A refresh mode other than all_bank: its interval leaves time for its refresh, and
-    it runs with what it is wired into (not sub-banks; same-bank refresh not NDAs)."""
+    it runs with what it is wired into (not sub-banks; same-bank and per-bank refresh not
+    NDAs or the cores front end)."""
     d = cfg.dram
     mode = refresh_mod.mode(device_mod.standard(d), d.refresh_mode)
     if mode.name == "all_bank":
@@ -947,8 +950,8 @@ def _check_refresh_mode(cfg: Config, t: dict) -> None:
         raise ConfigError(f"dram.refresh_mode: {d.refresh_mode!r} with dram.refresh: false: "
                           f"there is no refresh to issue that way (set dram.refresh: true, or "
                           f"leave dram.refresh_mode at all_bank)")
-    banks = device_mod.standard(d).ORGANISATIONS[d.org]["banks_per_group"]
-    interval = t["tREFI"] // mode.refi_divisor // (banks if mode.same_bank else 1)
+    org = device_mod.standard(d).ORGANISATIONS[d.org]
+    interval = t["tREFI"] // mode.refi_divisor // mode.units_per_set(org)
     need = t[mode.trfc] + t["tRP"]
     if d.refresh and interval <= need:
         raise ConfigError(
@@ -957,7 +960,7 @@ def _check_refresh_mode(cfg: Config, t: dict) -> None:
             f"check dram.timing")
     # (sub-banks compile the standard's all-bank table; NDAs do not know REFsb)
     others = [("dram.subbank_scheme", d.subbank_scheme, "none")]
-    if mode.same_bank:
+    if mode.partial:
         # (the cores front end's loop variants do not carry the REFsb controller; untested
         # together, so refused rather than run without it)
         others.append(("nda.enabled", cfg.nda.enabled, False))

@@ -62,12 +62,13 @@ def _rails(p: dict, cur: str, minus: str | None = None) -> float:
 
 def refresh_share(spec) -> float:
     """The rows one refresh command of the spec's refresh mode refreshes, as a share of
-    an all-bank REFab's (1; fine granularity 1/2; same-bank 1/(2 x banks per group))."""
+    an all-bank REFab's (1; fine granularity 1/2; same-bank 1/(2 x banks per group);
+    LPDDR5 per-bank 1/8)."""
     dev = spec.device
     if dev is None:
         return 1.0
     mode = dev.refresh
-    per_set = dev.organisation["banks_per_group"] if mode.same_bank else 1
+    per_set = mode.units_per_set(dev.organisation)
     return 1.0 / (mode.refi_divisor * per_set)
 
 

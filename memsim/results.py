@@ -378,9 +378,11 @@ class Result:
         rb = self.refresh_banks
         if rb is None:
             return out
-        nbg = spec.bankgroups
+        # banks of one index: a bank index of every bank group (all_bank, same_bank), a
+        # REFpb's unit (per_bank: memsim.dram.refresh)
+        per_index = spec.banks_per_rank // rb["refreshes"].shape[1]
         banks = spec.channels * spec.ranks * spec.banks_per_rank
-        unavailable = nbg * (int(rb["refreshing"].sum()) + int(rb.get("held", 0).sum()
+        unavailable = per_index * (int(rb["refreshing"].sum()) + int(rb.get("held", 0).sum()
                                                              if "held" in rb else 0))
         unavailable = self._cycles(unavailable)
         per = {"refreshes": rb["refreshes"].tolist(),

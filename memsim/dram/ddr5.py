@@ -309,6 +309,8 @@ NOT_MODELLED_SETTINGS = {
     "override dram.timing.tCCD_L_WR instead",
 }
 NOT_MODELLED_VALUES = {
+    ("dram.refresh_mode", "per_bank"): "per-bank refresh (REFpb) is LPDDR5's; DDR5 "
+    "refreshes part of a rank with same-bank refresh (same_bank: REFsb)",
     ("ecc.scheme", "none"): "every DDR5 device corrects on die (JESD79-5); its write "
     "timing tCCD_L_WR is the internal read-modify-write: use 'ondie' (the default)",
     ("ecc.scheme", "duo"): "DUO's 9th beat is a DDR4 x72 burst (BL8 + 1); its DDR5 "

@@ -107,10 +107,10 @@ class Device:
     @property
     def refresh_interval(self) -> int:
         """Cycles between two refresh commands of a rank, on average: tREFI / the mode's
-        divisor, over banks_per_group for same-bank refresh (whole cycles, rounded down)."""
+        divisor, over the refresh commands of a set for a partial refresh (REFsb:
+        banks_per_group; REFpb: 8) (whole cycles, rounded down)."""
         m = self.refresh
-        per_set = self.organisation["banks_per_group"] if m.same_bank else 1
-        return self.timings["tREFI"] // m.refi_divisor // per_set
+        return self.timings["tREFI"] // m.refi_divisor // m.units_per_set(self.organisation)
 
     @property
     def refresh_cycles(self) -> int:

@@ -9,7 +9,11 @@ command's channel, rank, bank group and bank (``latency[prev, scope, next]``), a
 other ranks of its channel (the other-rank rows, tRTRS), at every bank group and bank
 of its rank for the rank-wide PREA and REF, and through the windowed rules (tFAW: at
 most four ACTs in any tFAW cycles). A rank-wide command is ready when every bank of
-its rank agrees::
+its rank agrees. With a refresh mode that refreshes one unit of a rank (DDR5
+``same_bank``: REFsb; LPDDR5 ``per_bank``: REFpb; memsim.dram.refresh) REF is that
+command: it refreshes the unit that holds the bank it is addressed to, as the engine
+applies it (the bank and bank-group rows at the unit's banks), and is ready when every
+bank of the unit agrees::
 
     from memsim import config
     from memsim.dram.harness import DeviceHarness
@@ -58,6 +62,10 @@ class DeviceHarness:
                              f"sub-banks")
         self.spec = spec
         self.scale = spec.time_scale  # engine ticks per cycle (2 with DUO)
+        # a refresh of part of a rank (REFsb, REFpb): REF refreshes one unit's banks
+        dev = spec.device
+        mode = dev.refresh if dev is not None else None
+        self._refresh_unit = mode if mode is not None and mode.partial else None
         ch, rk, bg, ba = spec.channels, spec.ranks, spec.bankgroups, spec.banks_per_group
         # earliest[level][node..., next command], in engine ticks; 0 before anything
         self._earliest = [np.zeros((ch, N_CMD), np.int64),
@@ -96,13 +104,27 @@ class DeviceHarness:
         return max(int(self._earliest[level][node + (c,)])
                    for level, node in enumerate(self._nodes(a)))
 
+    def unit_banks(self, bankgroup: int, bank: int) -> list[tuple[int, int]]:
+        """(bank group, bank) of every bank a REF addressed to that bank refreshes (its
+        refresh unit; every bank of the rank with all-bank refresh)."""
+        s = self.spec
+        mode = self._refresh_unit
+        if mode is None:
+            return [(g, b) for g in range(s.bankgroups) for b in range(s.banks_per_group)]
+        org = s.device.organisation
+        return mode.unit_banks(org, mode.unit_of(org, bankgroup, bank))
+
     def earliest(self, cmd: str, channel: int = 0, rank: int = 0, bankgroup: int = 0,
                  bank: int = 0) -> int:
         """The earliest cycle ``cmd`` may issue at that bank (PREA and REF: at that rank,
-        every bank of it agreeing) given the commands issued so far."""
+        every bank of it agreeing; a REF of one refresh unit: every bank of the unit)
+        given the commands issued so far."""
         c = self._command(cmd)
         a = self._address(channel, rank, bankgroup, bank)
-        if c in _RANK_WIDE:
+        if c == REF and self._refresh_unit is not None:
+            ticks = max(self._ready(c, Address(a.channel, a.rank, g, b))
+                        for g, b in self.unit_banks(bankgroup, bank))
+        elif c in _RANK_WIDE:
             s = self.spec
             ticks = max(self._ready(c, Address(a.channel, a.rank, g, b))
                         for g in range(s.bankgroups) for b in range(s.banks_per_group))
@@ -120,8 +142,9 @@ class DeviceHarness:
     # ------------------------------------------------------------------ issuing
     def issue(self, cmd: str, cycle: int, channel: int = 0, rank: int = 0,
               bankgroup: int = 0, bank: int = 0, check: bool = True) -> None:
-        """Issue ``cmd`` at ``cycle`` (PREA and REF: to the rank). With ``check``, a
-        command issued before it is ready is an error naming the earliest cycle."""
+        """Issue ``cmd`` at ``cycle`` (PREA and REF: to the rank; a REF of one refresh
+        unit: to the unit of that bank). With ``check``, a command issued before it is
+        ready is an error naming the earliest cycle."""
         c = self._command(cmd)
         a = self._address(channel, rank, bankgroup, bank)
         if check:
@@ -133,9 +156,20 @@ class DeviceHarness:
         lat = self.spec.latency
         s = self.spec
         nodes = self._nodes(a)
-        for level, node in enumerate(nodes):
-            self._raise(self._earliest[level][node], t + lat[c, level])
-        if c in _RANK_WIDE:  # every bank group and bank of the rank
+        if c == REF and self._refresh_unit is not None:
+            # channel and rank rows at its channel and rank, the bank-group and bank rows
+            # at the unit's banks only (memsim.engine.refresh)
+            for level, node in enumerate(nodes[:2]):
+                self._raise(self._earliest[level][node], t + lat[c, level])
+            for g, b in self.unit_banks(bankgroup, bank):
+                bg, ba = LEVEL["bankgroup"], LEVEL["bank"]
+                self._raise(self._earliest[bg][nodes[1] + (g,)], t + lat[c, bg])
+                self._raise(self._earliest[ba][nodes[1] + (g, b)], t + lat[c, ba])
+        else:
+            for level, node in enumerate(nodes):
+                self._raise(self._earliest[level][node], t + lat[c, level])
+        if c == PREA or (c == REF and self._refresh_unit is None):
+            # every bank group and bank of the rank
             self._raise(self._earliest[LEVEL["bankgroup"]][nodes[1]],
                         t + lat[c, LEVEL["bankgroup"]])
             self._raise(self._earliest[LEVEL["bank"]][nodes[1]], t + lat[c, LEVEL["bank"]])

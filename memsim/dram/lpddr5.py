@@ -74,8 +74,13 @@ def _bin(rate: int, rl: int, wl: int) -> dict:
         tRTP=_ns(7.5, rate, 4),
         tRRD_S=_ns(5, rate, 2), tRRD_L=_ns(5, rate, 2), tFAW=_ns(20, rate),
         tWTR_S=_ns(6.25, rate, 4), tWTR_L=_ns(12, rate, 4),
-        # all-bank refresh (JESD209-5B refresh table) per density per channel
+        # JESD209-5B refresh table, per density per channel: tRFCab the all-bank REFab,
+        # tRFCpb a per-bank REFpb (its banks), tpbR2pbR a REFpb to a REFpb of another
+        # bank, tpbR2act a REFpb to an ACT of another bank
         tRFC={8: _ns(210, rate), 16: _ns(280, rate)},
+        tRFCpb={8: _ns(120, rate), 16: _ns(140, rate)},
+        tPBR2PBR={8: _ns(90, rate), 16: _ns(90, rate)},
+        tPBR2ACT=_ns(7.5, rate),
         tREFI=clock.interval_nck(3906, rate, TRANSFERS_PER_CK),
     )
 
@@ -140,11 +145,26 @@ CONSTRAINTS = (
     C("channel", _WR, _RD, "CWL + tBL - CL"),
 )
 
-REFRESH_MODES = {"all_bank": dict(command="REF", trfc="tRFC", refi_divisor=1)}
+# Refresh modes (dram.refresh_mode; the fields of memsim.dram.refresh.RefreshMode;
+# docs/reference/lpddr5.md "Refresh"):
+# - all_bank: REFab, tRFCab every tREFI;
+# - per_bank: REFpb. A set is 8 REFpb, one every tREFIpb = tREFI / 8 (3.906 us / 8 =
+#   488 ns), each to one of 8 refresh units, each unit once a set before any gets a
+#   second: in bank-group mode a unit is a bank pair (bank k of bank groups g and g + 2:
+#   the REFpb's bank address with its upper bank-group bit ignored), in 8-bank mode one
+#   bank (units=8: memsim.dram.refresh). The refreshed banks are precharged and take no
+#   ACT for tRFCpb; an ACT to another bank waits tpbR2act, the next REFpb tpbR2pbR.
+#   memsim's controller postpones REFpb by at most one set (8 REFpb, well inside the
+#   JEDEC allowance) while their banks have queued work.
+REFRESH_MODES = {
+    "all_bank": dict(command="REF", trfc="tRFC", refi_divisor=1),
+    "per_bank": dict(command="REFpb", trfc="tRFCpb", refi_divisor=1, postpone_sets=1,
+                     other_bank="tPBR2ACT", next_refresh="tPBR2PBR", units=8),
+}
 
 POSITIVE_TIMINGS = ("CL", "CWL", "tRCD", "tRP", "tRPab", "tRAS", "tRC", "tBL", "tCCD_S",
                     "tCCD_L", "tRRD_S", "tRRD_L", "tFAW", "tWTR_S", "tWTR_L", "tRTP", "tWR",
-                    "tRFC", "tREFI", "tPPD")
+                    "tRFC", "tREFI", "tPPD", "tRFCpb", "tPBR2PBR", "tPBR2ACT")
 ORDERED_TIMINGS = (
     ("tRCD", "tRAS", "a row must stay open until it can be read (tRAS >= tRCD)"),
     ("tBL", "tCCD_S", "back-to-back bursts would overlap on the data bus (tCCD_S >= tBL)"),
@@ -200,8 +220,8 @@ NOT_MODELLED_VALUES = {
     ("dram.subbank_scheme", "salp2"): "sub-banks are " + _NOT_ON_LPDDR5,
     ("dram.subbank_scheme", "masa"): "sub-banks are " + _NOT_ON_LPDDR5,
     ("dram.subbank_scheme", "eruca"): "sub-banks are " + _NOT_ON_LPDDR5,
-    ("dram.refresh_mode", "same_bank"): "per-bank refresh (REFpb) is " + _NOT_ON_LPDDR5
-    + " yet (all_bank: REFab)",
+    ("dram.refresh_mode", "same_bank"): "same-bank refresh (REFsb) is DDR5's; LPDDR5 "
+    "refreshes part of a rank with per-bank refresh (per_bank: REFpb)",
     ("dram.refresh_mode", "fine_granularity"): "LPDDR5 has no fine-granularity refresh "
     "mode (all_bank: REFab)",
 }

@@ -1,39 +1,80 @@
 """Refresh modes as data: what ``dram.refresh_mode`` selects in a standard's
-``REFRESH_MODES`` (memsim.dram.ddr4, memsim.dram.ddr5: name -> the fields of
+``REFRESH_MODES`` (memsim.dram.ddr4, ddr5, lpddr5: name -> the fields of
 :class:`RefreshMode`; :func:`mode` makes one).
 
 A mode says which refresh command the controller issues, which timing is its refresh
-cycle, how often a *refresh set* falls due, and how the standard's constraint table
-changes. A set is one all-bank REF (REFab), or, with same-bank refresh, one REFsb to
-every bank index of the rank (each REFsb refreshes that bank in every bank group).
-The engine (memsim.engine.refresh for REFsb) and the protocol checker read these
-fields; the constraint rows are the standard's own, rewritten by :func:`rows_for`.
+cycle, how often a *refresh set* falls due, which banks one command refreshes, and how
+the standard's constraint table changes. A set is one all-bank REF (REFab), or, with a
+refresh of part of a rank, one command to every *refresh unit* of the rank:
+
+- DDR5 same-bank refresh (REFsb, ``same_bank``): a unit is a bank index, the bank of
+  that index in every bank group (``units`` 0: banks_per_group units);
+- LPDDR5 per-bank refresh (REFpb, ``per_bank``): 8 units a set (``units`` 8); in
+  bank-group mode (4 x 4 banks) a unit is a bank pair, the same bank in bank groups g
+  and g + 2; in 8-bank mode one bank.
+
+In general unit ``u`` of ``n`` holds the rank's banks ``u, u + n, u + 2n, ...`` counted
+bank-group major (bank group g, bank k is bank ``g * banks_per_group + k``): DDR5's
+bank index k is ``k, k + banks_per_group, ...``, LPDDR5's pair ``u, u + 8``.
+The engine (memsim.engine.refresh for REFsb and REFpb) and the protocol checker read
+these fields; the constraint rows are the standard's own, rewritten by :func:`rows_for`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+# the refresh commands: all-bank (REFab, the table's REF), same-bank (DDR5), per-bank
+# (LPDDR5); the last two refresh one unit of a rank
+COMMANDS = ("REF", "REFsb", "REFpb")
+
 
 @dataclass(frozen=True)
 class RefreshMode:
     name: str
-    # the refresh command: "REF" (all-bank, REFab) or "REFsb" (same-bank: the same bank
-    # index in every bank group)
-    command: str
-    trfc: str  # the timing that is its refresh cycle (tRFC, tRFC2, tRFCsb)
+    command: str  # one of COMMANDS
+    trfc: str  # the timing that is its refresh cycle (tRFC, tRFC2, tRFCsb, tRFCpb)
     # a refresh set falls due every tREFI / refi_divisor (2: fine granularity, tREFI2)
     refi_divisor: int
-    # REFsb only: refresh sets the controller may owe before it must issue one (the
-    # JEDEC postponement allowance it uses; 0: issue each REFsb when it falls due)
+    # REFsb / REFpb only: refresh sets the controller may owe before it must issue one
+    # (the JEDEC postponement allowance it uses; 0: issue each command when it falls due)
     postpone_sets: int = 0
-    # REFsb only: a REFsb to an ACT in another bank of the rank, and between two REFsb
-    # of a rank (timing name)
+    # REFsb / REFpb only: a refresh to an ACT in another bank of the rank (timing name)
     other_bank: str = ""
+    # REFsb / REFpb only: between two refresh commands of a rank ("": other_bank)
+    next_refresh: str = ""
+    # REFsb / REFpb only: refresh units (commands) per set; 0: banks_per_group (a unit is
+    # a bank index in every bank group). The module docstring says which banks a unit holds.
+    units: int = 0
 
     @property
-    def same_bank(self) -> bool:
-        return self.command == "REFsb"
+    def partial(self) -> bool:
+        """A command refreshes one unit of a rank (REFsb, REFpb), not the whole rank."""
+        return self.command != "REF"
+
+    @property
+    def between_refreshes(self) -> str:
+        """The timing between two refresh commands of a rank (partial refresh)."""
+        return self.next_refresh or self.other_bank
+
+    def units_per_set(self, organisation: dict) -> int:
+        """Refresh commands in one set, for an organisation (a standard's ORGANISATIONS
+        entry): 1 for an all-bank mode."""
+        if not self.partial:
+            return 1
+        return self.units or organisation["banks_per_group"]
+
+    def unit_banks(self, organisation: dict, unit: int) -> list[tuple[int, int]]:
+        """(bank group, bank) of every bank that a refresh of ``unit`` refreshes."""
+        nba = organisation["banks_per_group"]
+        n = self.units_per_set(organisation)
+        per_rank = organisation["bankgroups"] * nba
+        return [divmod(f, nba) for f in range(unit, per_rank, n)]
+
+    def unit_of(self, organisation: dict, bankgroup: int, bank: int) -> int:
+        """The refresh unit that holds a bank."""
+        return (bankgroup * organisation["banks_per_group"] + bank) % \
+            self.units_per_set(organisation)
 
 
 ALL_BANK = RefreshMode("all_bank", "REF", "tRFC", 1)
@@ -47,16 +88,26 @@ def mode(std, name: str) -> RefreshMode:
 def rows_for(mode: RefreshMode, constraints: tuple) -> tuple:
     """The constraint table of a standard in refresh mode ``mode``: the refresh command's
     own rows (rank level, "REF" -> ACT / REF with tRFC) take the mode's refresh cycle;
-    same-bank refresh splits them into a bank row (tRFCsb: the refreshed banks) and a
-    rank row (``other_bank``: every other bank and the next REFsb). The rows that lead
-    *to* a REF (tRP after a PRE, write recovery, tRAS + tRP) stay: for a REFsb the engine
-    applies them to its banks only."""
+    a partial refresh splits them into a bank row (tRFCsb, tRFCpb: the refreshed banks)
+    and rank rows (``other_bank`` to an ACT of every other bank, ``between_refreshes`` to
+    the next refresh command). The rows that lead *to* a REF (tRP after a PRE, write
+    recovery, tRAS + tRP) stay: for a partial refresh the engine applies them to its
+    banks only."""
     out = []
     for row in constraints:
         if row.prev == ("REF",) and row.latency == "tRFC" and not row.other_rank:
-            if mode.same_bank:
+            if mode.partial:
                 out.append(row.replace(level="bank", latency=mode.trfc))
-                out.append(row.replace(level="rank", latency=mode.other_bank))
+                if mode.between_refreshes == mode.other_bank:
+                    out.append(row.replace(level="rank", latency=mode.other_bank))
+                else:
+                    acts = tuple(c for c in row.next if c != "REF")
+                    if acts:
+                        out.append(row.replace(level="rank", next=acts,
+                                               latency=mode.other_bank))
+                    if "REF" in row.next:
+                        out.append(row.replace(level="rank", next=("REF",),
+                                               latency=mode.between_refreshes))
                 continue
             row = row.replace(latency=mode.trfc)
         out.append(row)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from memsim.dram import refresh as refresh_mod
 from memsim.dram.constraint import LEVELS, Constraint
 
 # The engine's command kinds (memsim.engine.layout numbers them in this order).
@@ -155,7 +156,7 @@ def _check(std: Standard) -> None:
                 raise ValueError(f"{who}: {table} row {row.latency!r} names {what}, not one "
                                  f"of its commands / levels")
     for mode, fields in std.REFRESH_MODES.items():
-        if fields.get("command") not in ("REF", "REFsb"):
+        if fields.get("command") not in refresh_mod.COMMANDS:
             raise ValueError(f"{who}: REFRESH_MODES[{mode!r}] has no refresh command")
     for org, o in std.ORGANISATIONS.items():
         for key in ("width", "bankgroups", "banks_per_group", "rows", "columns",

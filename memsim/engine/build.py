@@ -408,18 +408,23 @@ class Engine:
                 f"sub-banks cannot be combined with the SimPy front door "
                 f"(memsim.simpy.MemorySystem) yet (stepping the sub-bank scheduler is not "
                 f"tested); replay a trace or use frontend.mode: cores instead")
-        if step and dev is not None and dev.refresh.same_bank and cfg.dram.refresh:
+        if step and dev is not None and dev.refresh.partial and cfg.dram.refresh:
+            others = " or ".join(m for m, f in dev.std.REFRESH_MODES.items()
+                                 if f["command"] == "REF")
             raise ConfigError(
-                "dram.refresh_mode: 'same_bank' cannot be combined with the SimPy front "
-                "door (memsim.simpy.MemorySystem) yet (stepping the REFsb controller is "
-                "not tested); replay a trace, or use dram.refresh_mode: "
-                "all_bank or fine_granularity")
-        if dev is not None and dev.refresh.same_bank and cfg.dram.refresh:
+                f"dram.refresh_mode: {dev.refresh_mode!r} cannot be combined with the SimPy "
+                f"front door (memsim.simpy.MemorySystem) yet (stepping the "
+                f"{dev.refresh.command} controller is not tested); replay a trace, or use "
+                f"dram.refresh_mode: {others}")
+        if dev is not None and dev.refresh.partial and cfg.dram.refresh:
+            # (the F_REFSB variant: DDR5's REFsb and LPDDR5's REFpb, units of a rank)
             self.features |= layout.F_REFSB
             mode = dev.refresh
+            units = mode.units_per_set(dev.organisation)
+            log_id = layout.LOG_REFSB if mode.command == "REFsb" else layout.LOG_REFPB
             self._set_x(layout.X_REFSB, refresh_engine.build_state(
-                refresh_interval * scale, mode.postpone_sets * nba, dev.refresh_cycles * scale,
-                nch * nr, nba, nb))
+                refresh_interval * scale, mode.postpone_sets * units,
+                dev.refresh_cycles * scale, nch * nr, units, nb, log_id))
         if cores is not None:
             self.features |= layout.F_CORES
             self._set_x(layout.X_CORES, _cores_state(cores, tick, nb, nch, scale))
@@ -538,7 +543,8 @@ class Engine:
         mech = [name for on, name in (
             (self.features & layout.F_SUBBANK, f"dram.subbank_scheme: {cfg.dram.subbank_scheme}"),
             (self.features & layout.F_NDA, "nda.enabled: true"),
-            (self.features & layout.F_REFSB, "dram.refresh_mode: same_bank")) if on]
+            (self.features & layout.F_REFSB,
+             f"dram.refresh_mode: {cfg.dram.refresh_mode}")) if on]
         if mech:
             raise ConfigError(
                 f"core.caches: {cfg.core.caches!r} with {mech[0]}: not supported together "
@@ -680,10 +686,11 @@ class Engine:
     def refresh_banks(self) -> dict | None:
         """Refresh per (rank, bank index), channel-major ranks, in ticks: ``refreshes``
         (refresh commands that refreshed the index), ``refreshing`` (cycles its banks
-        were being refreshed, up to the end of the run), with same-bank refresh also
-        ``held`` (cycles the index was held from new ACTs before its REFsb) and
-        ``forced`` (REFsb issued at the postponement limit). None for a standard with one
-        refresh mode (DDR4: its summary stays as it was)."""
+        were being refreshed, up to the end of the run), with same-bank or per-bank
+        refresh also ``held`` (cycles the index was held from new ACTs before its REFsb)
+        and ``forced`` (REFsb issued at the postponement limit). With per-bank refresh
+        (LPDDR5 REFpb) an "index" is a refresh unit (memsim.dram.refresh): 8 a rank.
+        None for a standard with one refresh mode (DDR4: its summary stays as it was)."""
         dev = self.spec.device
         if dev is None or len(dev.std.REFRESH_MODES) == 1:
             return None

@@ -262,3 +262,5 @@ CORES_AT_RUN_TIME = F_SUBBANK | F_NDA
 # The command-log id of a same-bank refresh (REFsb): the engine issues it as its REF
 # (counters, the constraint table's REF rows), the log names it apart (memsim.cmdlog).
 LOG_REFSB = 9
+# ... and of an LPDDR5 per-bank refresh (REFpb): its row names the first bank of its unit
+LOG_REFPB = 10

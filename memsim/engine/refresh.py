@@ -1,13 +1,18 @@
-"""Same-bank refresh (REFsb): the ``F_REFSB`` loop variant's refresh controller.
+"""Refresh of part of a rank (DDR5 REFsb, LPDDR5 REFpb): the ``F_REFSB`` loop variant's
+refresh controller.
 
-With ``dram.refresh_mode: same_bank`` (DDR5; memsim/dram/refresh.py, ddr5.py) a rank is
-refreshed one *bank index* at a time: a REFsb to index k refreshes bank k of every bank
-group, and the rank's other banks keep serving. The controller here replaces the
+With ``dram.refresh_mode: same_bank`` (DDR5) or ``per_bank`` (LPDDR5; memsim/dram/
+refresh.py) a rank is refreshed one *refresh unit* at a time, and the rank's other banks
+keep serving. A unit k of a set of U holds the rank's banks k, k + U, k + 2U, ...
+(bank-group major): DDR5's U = banks_per_group makes unit k bank index k of every bank
+group; LPDDR5's U = 8 a bank pair (bank-group mode) or one bank (8-bank mode). Below,
+"REFsb" stands for either command and "index" for a unit. The controller here replaces the
 all-bank ``device.all_bank_refresh`` in this variant only (the plain loop never contains it):
 
-- a REFsb falls due every ``interval`` cycles per rank (tREFI2 / banks_per_group);
-  ``owed`` counts those not issued yet. Each bank index gets one REFsb per *set*
-  (``done`` is the set's bit mask) before any gets a second, as JESD79-5 requires.
+- a REFsb falls due every ``interval`` cycles per rank (DDR5: tREFI2 / banks_per_group;
+  LPDDR5: tREFI / 8); ``owed`` counts those not issued yet. Each unit gets one refresh
+  per *set* (``done`` is the set's bit mask) before any gets a second, as JESD79-5
+  requires of REFsb (and memsim keeps for REFpb).
 - while REFsb are owed the controller picks an index of the set (``_pick``): one whose
   banks have no queued request (of either queue) at once; else, among the indices with
   the fewest queued requests, one whose banks can all be closed now (none waits for a
@@ -34,13 +39,13 @@ Measured on random 64 B lines (benchmarks/ddr5_refresh.py, docs/reference/ddr5.m
 "Refresh"), each of these steps was needed for same-bank refresh to lose less
 bandwidth than all-bank refresh.
 
-State (``Refsb``; per rank unless said): ``prm`` [interval, postpone, tRFCsb, defer] in
-ticks and counts; ``due`` next cycle a REFsb falls due; ``owed``; ``done`` the set's mask;
-``target`` the held index or -1; ``held_at`` when the hold began; ``ready_at`` when the
-held index's REFsb could first issue (-1: not yet); ``saved[bank]`` a held
-bank's ACT entry; statistics per (rank, bank index): ``refs`` REFsb issued, ``held``
-cycles the index was held before its REFsb, ``ref_end`` when its last refresh ends,
-``forced`` REFsb taken at the postponement limit (per rank).
+State (``Refsb``; per rank unless said): ``prm`` [interval, postpone, tRFCsb, defer,
+units U, the command-log id] in ticks and counts; ``due`` next cycle a REFsb falls due;
+``owed``; ``done`` the set's mask; ``target`` the held index or -1; ``held_at`` when
+the hold began; ``ready_at`` when the held index's REFsb could first issue (-1: not
+yet); ``saved[bank]`` a held bank's ACT entry; statistics per (rank, unit): ``refs``
+REFsb issued, ``held`` cycles the index was held before its REFsb, ``ref_end`` when its
+last refresh ends, ``forced`` REFsb taken at the postponement limit (per rank).
 """
 
 from __future__ import annotations
@@ -75,34 +80,34 @@ JIT_FEATURE = F_REFSB
 
 Refsb = namedtuple("Refsb", "prm due owed done target held_at ready_at saved refs held "
                             "ref_end forced")
-PR_INTERVAL, PR_POSTPONE, PR_TRFC, PR_DEFER, PR_LEN = range(5)
+PR_INTERVAL, PR_POSTPONE, PR_TRFC, PR_DEFER, PR_UNITS, PR_LOG, PR_LEN = range(7)
 
 
-def build_state(interval: int, postpone: int, trfc: int, n_ranks: int, nba: int,
-                nb: int) -> Refsb:
+def build_state(interval: int, postpone: int, trfc: int, n_ranks: int, units: int,
+                nb: int, log_id: int = LOG_REFSB) -> Refsb:
     """The controller's state: the first REFsb of every rank falls due one interval into
-    the run (all values in engine ticks)."""
+    the run (all values in engine ticks); ``units`` refresh units a set, ``log_id`` the
+    command-log id of its command (layout.LOG_REFSB, LOG_REFPB)."""
     i64 = np.int64
     prm = np.zeros(PR_LEN, i64)
     prm[PR_INTERVAL], prm[PR_POSTPONE], prm[PR_TRFC] = interval, postpone, trfc
     prm[PR_DEFER] = 2  # tRRD_S windows a ready REFsb waits for ACTs to go first
+    prm[PR_UNITS], prm[PR_LOG] = units, log_id
     return Refsb(prm=prm, due=np.full(n_ranks, interval, i64), owed=np.zeros(n_ranks, i64),
                  done=np.zeros(n_ranks, i64), target=np.full(n_ranks, -1, i64),
                  held_at=np.zeros(n_ranks, i64), ready_at=np.full(n_ranks, -1, i64),
                  saved=np.zeros(nb, i64),
-                 refs=np.zeros((n_ranks, nba), i64), held=np.zeros((n_ranks, nba), i64),
-                 ref_end=np.zeros((n_ranks, nba), i64), forced=np.zeros(n_ranks, i64))
+                 refs=np.zeros((n_ranks, units), i64), held=np.zeros((n_ranks, units), i64),
+                 ref_end=np.zeros((n_ranks, units), i64), forced=np.zeros(n_ranks, i64))
 
 
 @njit(**_INLINE)
-def _queued(P, S, rk, k):
+def _queued(P, S, R, rk, k):
     """Requests queued (either queue) for the banks of index ``k`` of rank ``rk``."""
-    nba = P[P_NBA]
-    b = rk * P[P_NBG] * nba + k
+    per_rank = P[P_NBG] * P[P_NBA]
     n = 0
-    for _g in range(P[P_NBG]):
+    for b in range(rk * per_rank + k, (rk + 1) * per_rank, R.prm[PR_UNITS]):
         n += S.pending[0, b] + S.pending[1, b]
-        b += nba
     return n
 
 
@@ -111,30 +116,27 @@ def unservable(P, S, R, ch, t, q):
     """Requests of queue ``q`` on channel ``ch`` that cannot be served before a
     same-bank refresh ends: to the held bank index, or to one still refreshing. (An
     activated request of such a bank is not counted: core counts those apart.)"""
-    nbg, nba, nr = P[P_NBG], P[P_NBA], P[P_NRANK]
+    per_rank, nr, nu = P[P_NBG] * P[P_NBA], P[P_NRANK], R.prm[PR_UNITS]
     n = 0
     for rk in range(ch * nr, ch * nr + nr):
-        for k in range(nba):
+        for k in range(nu):
             if R.target[rk] != k and R.ref_end[rk, k] <= t:
                 continue
-            b = rk * nbg * nba + k
-            for _g in range(nbg):
+            for b in range(rk * per_rank + k, (rk + 1) * per_rank, nu):
                 n += S.pending[q, b]
                 if S.owner_q[b] == q:
                     n -= 1
-                b += nba
     return n
 
 
 @njit(**_INLINE)
-def _closable_at(P, T, S, rk, k, t):
+def _closable_at(P, T, S, R, rk, k, t):
     """The earliest cycle a REFsb to index ``k`` of rank ``rk`` could issue if its banks
     took no further ACT: each open bank precharged when it allows (tRAS, write recovery,
     tRTP) and tRP later, each closed bank when the REF rows allow."""
-    nbg, nba = P[P_NBG], P[P_NBA]
-    b = rk * nbg * nba + k
+    per_rank = P[P_NBG] * P[P_NBA]
     at = t
-    for _g in range(nbg):
+    for b in range(rk * per_rank + k, (rk + 1) * per_rank, R.prm[PR_UNITS]):
         if S.open_row[b] >= 0:
             r = device.ready_at(S, PRE, b)
             if r < t:
@@ -144,25 +146,22 @@ def _closable_at(P, T, S, rk, k, t):
             r = device.ready_at(S, REF, b)
         if r > at:
             at = r
-        b += nba
     return at
 
 
 @njit(**_INLINE)
-def _closable_from(P, S, rk, k, trp):
+def _closable_from(P, S, R, rk, k, trp):
     """The first cycle from which every bank of index ``k`` can be closed at once: an
     open bank when it allows a PRE, a closed one tRP before it allows a REF."""
-    nbg, nba = P[P_NBG], P[P_NBA]
-    b = rk * nbg * nba + k
+    per_rank = P[P_NBG] * P[P_NBA]
     at = np.int64(0)
-    for _g in range(nbg):
+    for b in range(rk * per_rank + k, (rk + 1) * per_rank, R.prm[PR_UNITS]):
         if S.open_row[b] >= 0:
             r = device.ready_at(S, PRE, b)
         else:
             r = device.ready_at(S, REF, b) - trp
         if r > at:
             at = r
-        b += nba
     return at
 
 
@@ -183,25 +182,25 @@ def _pick(P, T, S, R, rk, t):
     best = -1
     best_cost = INF
     fewest = INF
-    for k in range(P[P_NBA]):
+    for k in range(R.prm[PR_UNITS]):
         if (R.done[rk] >> k) & 1:
             continue
-        n = _queued(P, S, rk, k)
+        n = _queued(P, S, R, rk, k)
         if n == 0:
             return k, INF
         if n < fewest:
             fewest = n
-        at = _closable_at(P, T, S, rk, k, t)
+        at = _closable_at(P, T, S, R, rk, k, t)
         cost = (n + 1) * (at - t + R.prm[PR_TRFC])
         if cost < best_cost:
             best = k
             best_cost = cost
     # the index with the fewest queued requests, once its banks can all close now
     wake = INF
-    for k in range(P[P_NBA]):
-        if (R.done[rk] >> k) & 1 or _queued(P, S, rk, k) != fewest:
+    for k in range(R.prm[PR_UNITS]):
+        if (R.done[rk] >> k) & 1 or _queued(P, S, R, rk, k) != fewest:
             continue
-        at = _closable_from(P, S, rk, k, trp)
+        at = _closable_from(P, S, R, rk, k, trp)
         if at <= t:
             return k, wake
         if at < wake:
@@ -214,14 +213,14 @@ def _pick(P, T, S, R, rk, t):
 
 
 @njit(**_INLINE)
-def _act_wanted(P, S, rk, k, t):
+def _act_wanted(P, S, R, rk, k, t):
     """A bank of rank ``rk`` outside index ``k`` has queued work of the channel's write
     mode and is closed, and an ACT to it could issue by ``t``."""
     nbg, nba = P[P_NBG], P[P_NBA]
     b0 = rk * nbg * nba
     q = S.wmode[S.node_ch[b0]]
     for b in range(b0, b0 + nbg * nba):
-        if (b - b0) % nba == k or S.open_row[b] >= 0 or S.pending[q, b] == 0:
+        if (b - b0) % R.prm[PR_UNITS] == k or S.open_row[b] >= 0 or S.pending[q, b] == 0:
             continue
         if device.ready_at(S, ACT, b) <= t:
             return True
@@ -229,11 +228,11 @@ def _act_wanted(P, S, rk, k, t):
 
 
 @njit(**_INLINE)
-def _apply_refsb(P, T, S, rk, k, t):
-    """A REFsb to index ``k`` of rank ``rk`` at ``t``: the table's REF rows, bank rows on
-    its banks only (REF has no windowed rows)."""
-    nbg, nba, nr = P[P_NBG], P[P_NBA], P[P_NRANK]
-    b0 = rk * nbg * nba
+def _apply_refsb(P, T, S, R, rk, k, t):
+    """A REFsb to index ``k`` of rank ``rk`` at ``t``: the table's REF rows, bank and
+    bank-group rows on its banks only (REF has no windowed rows)."""
+    per_rank, nr = P[P_NBG] * P[P_NBA], P[P_NRANK]
+    b0 = rk * per_rank
     e = S.earliest
     L = T.latency
     ch = S.node_ch[b0]
@@ -246,8 +245,7 @@ def _apply_refsb(P, T, S, rk, k, t):
         at = t + L[REF, 1, c]
         if e[ei(rn, c)] < at:
             e[ei(rn, c)] = at
-        for g in range(nbg):
-            b = b0 + g * nba + k
+        for b in range(b0 + k, b0 + per_rank, R.prm[PR_UNITS]):
             at = t + L[REF, 2, c]
             if e[ei(S.node_bg[b], c)] < at:
                 e[ei(S.node_bg[b], c)] = at
@@ -262,7 +260,9 @@ def _apply_refsb(P, T, S, rk, k, t):
 
 
 @njit(**_INLINE)
-def _log_refsb(P, S, t, rk, k):
+def _log_refsb(P, S, R, t, rk, k):
+    """A log row for the refresh of unit ``k``: a REFsb names the bank index (bankgroup
+    -1: every bank group), a REFpb its unit's first bank (bank group, bank)."""
     if P[P_LOG] == 0:
         return
     nr = P[P_NRANK]
@@ -271,11 +271,15 @@ def _log_refsb(P, S, t, rk, k):
     L[i, 0] = t
     L[i, 1] = rk // nr
     L[i, 2] = rk % nr
-    L[i, 3] = -1  # every bank group
-    L[i, 4] = k
+    if R.prm[PR_LOG] == LOG_REFSB:
+        L[i, 3] = -1  # every bank group
+        L[i, 4] = k
+    else:
+        L[i, 3] = k // P[P_NBA]
+        L[i, 4] = k % P[P_NBA]
     L[i, 5] = -1
     L[i, 6] = -1
-    L[i, 7] = LOG_REFSB
+    L[i, 7] = R.prm[PR_LOG]
     L[i, 8] = -1
     S.F[layout.F_LOG_LEN] = i + 1
 
@@ -285,8 +289,7 @@ def same_bank(P, T, S, R, ch, t):
     """Same-bank refresh duties of channel ``ch``'s ranks at cycle ``t``. Returns
     (a command issued, next cycle the refresh needs attention, a bank index is held or
     a refresh ended at ``t``: the last bank phase's forecast is stale)."""
-    nbg, nba, nr = P[P_NBG], P[P_NBA], P[P_NRANK]
-    per_rank = nbg * nba
+    per_rank, nr, nu = P[P_NBG] * P[P_NBA], P[P_NRANK], R.prm[PR_UNITS]
     e = S.earliest
     nxt = INF
     holding = False
@@ -296,7 +299,7 @@ def same_bank(P, T, S, R, ch, t):
             R.due[rk] += R.prm[PR_INTERVAL]
         if R.due[rk] < nxt:
             nxt = R.due[rk]
-        for k in range(nba):
+        for k in range(nu):
             # the write drain counts requests to a refreshing index as unservable until
             # its refresh ends: look again then (as a cycle-by-cycle controller would),
             # with a fresh bank phase (the drain may have changed queue)
@@ -316,17 +319,16 @@ def same_bank(P, T, S, R, ch, t):
             # hold the index: park its banks' ACT entries (restored by the REFsb)
             R.target[rk] = k
             R.held_at[rk] = t
-            for g in range(nbg):
-                b = rk * per_rank + g * nba + k
+            for b in range(rk * per_rank + k, (rk + 1) * per_rank, nu):
                 R.saved[b] = e[ei(S.node_bank[b], ACT)]
                 e[ei(S.node_bank[b], ACT)] = INF
             nxt = t + 1  # (the drain's count changes with the hold: look again)
         holding = True
-        b0 = rk * per_rank + k  # the index's bank in bank group 0
+        b0 = rk * per_rank + k  # the index's first bank
+        b1 = (rk + 1) * per_rank
         # close the index's open banks (one PRE a cycle), then refresh when all allow
         ready = np.int64(0)
-        for g in range(nbg):
-            b = b0 + g * nba
+        for b in range(b0, b1, nu):
             if S.open_row[b] >= 0:
                 r = device.ready_at(S, PRE, b)
                 if S.owner_id[b] >= 0:
@@ -352,17 +354,16 @@ def same_bank(P, T, S, R, ch, t):
         if R.ready_at[rk] < 0:
             R.ready_at[rk] = t
         until = R.ready_at[rk] + R.prm[PR_DEFER] * T.latency[ACT, 1, ACT]
-        if t < until and _act_wanted(P, S, rk, k, until - 1):
+        if t < until and _act_wanted(P, S, R, rk, k, until - 1):
             if until < nxt:
                 nxt = until
             continue
         R.ready_at[rk] = -1
-        for g in range(nbg):
-            b = b0 + g * nba
+        for b in range(b0, b1, nu):
             e[ei(S.node_bank[b], ACT)] = R.saved[b]
-        _apply_refsb(P, T, S, rk, k, t)
+        _apply_refsb(P, T, S, R, rk, k, t)
         S.counters[C_CMD + REF] += 1
-        _log_refsb(P, S, t, rk, k)
+        _log_refsb(P, S, R, t, rk, k)
         trfc = R.prm[PR_TRFC]
         S.rank_stats[rk, RS_REF] += 1
         if t + trfc > S.rank_stats[rk, RS_REF_END]:
@@ -372,7 +373,7 @@ def same_bank(P, T, S, R, ch, t):
         R.ref_end[rk, k] = t + trfc
         R.owed[rk] -= 1
         done = R.done[rk] | (1 << k)
-        R.done[rk] = 0 if done == (1 << nba) - 1 else done
+        R.done[rk] = 0 if done == (1 << nu) - 1 else done
         R.target[rk] = -1
         return True, t + 1, True
     return False, nxt, holding
