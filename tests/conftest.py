@@ -121,6 +121,7 @@ FILE_TIERS = {
     "test_controller_fidelity.py": "engine",
     "test_ddr5.py": "engine",
     "test_lpddr5.py": "engine",
+    "test_lpddr5_refresh.py": "data",
     "test_refresh_serves_open_rows.py": "engine",
     "test_standards_shape.py": "data",
     "test_ddr5_data.py": "engine",
@@ -186,6 +187,11 @@ TEST_TIERS = {
     "test_compare_configs.py::test_compare_named_variants_that_are_valid_only_together":
         "mechanism",
     "test_ddr5_data.py::test_24_gb_random_traffic_over_the_whole_capacity_is_clean":
+        "mechanism",
+    "test_lpddr5_refresh.py::test_idle_channel_refreshes_a_pair_every_trefipb_losing_a_16th_of"
+    "_trfcpb_a_bank": "mechanism",
+    "test_lpddr5_refresh.py::test_a_read_that_meets_a_refpb_waits_its_rule": "mechanism",
+    "test_lpddr5_refresh.py::test_random_reads_and_writes_with_per_bank_refresh_are_clean":
         "mechanism",
     "test_engine_closed_form.py::test_as_fast_as_possible_in_line_ecc_costs_latency_too":
         "mechanism",
