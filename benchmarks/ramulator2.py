@@ -1,21 +1,29 @@
 """memsim against Ramulator 2 on the same trace, per standard, with matched timings.
 
     python benchmarks/ramulator2.py --ramulator2 DIR [--python PY] [-n 200000]
-        [--standards DDR5,DDR4] [--kinds random,mix,stream,random+w,mix+w] [--tree TREE ...]
-        [--csv OUT]
+        [--standards DDR5,DDR4,LPDDR5,LPDDR5-pb] [--kinds random,mix,stream,random+w,mix+w]
+        [--tree TREE ...] [--csv OUT]
 
 For each standard and trace kind (``memsim trace gen KIND -n N``, every request offered at
 once; ``KIND+w``: one third writes), one channel (DDR5: one 32-bit sub-channel) of one
-rank, FR-FCFS, open page, all-bank refresh, 32-entry read and write queues with the
+rank, FR-FCFS, open page, all-bank refresh (``LPDDR5-pb``: LPDDR5 with per-bank
+refresh, memsim's ``dram.refresh_mode: per_bank`` against Ramulator 2's ``PerBank``
+refresh manager), 32-entry read and write queues with the
 write drain at 80 % / 20 %, row-bank-rank-column-channel address mapping in both
 (memsim's ``ro-ba-bg-ra-co-ch``, Ramulator 2's ``RoBaRaCoCh``). Ramulator 2 runs with
 its preset's timings overridden by memsim's resolved ones (CL, CWL, tRCD, tRP, tRAS,
 tRC, tWR, tRTP, tPPD, tCCD_S/L, tCCD_L_WR, tRRD_S/L, tWTR_S/L, tFAW, tRFC, tREFI, the
-rank switch), so that what differs is the rules and the scheduler, not the numbers.
+rank switch; per-bank refresh: tRFCpb, tpbR2pbR, tpbR2act and tREFIpb = tREFI / 8), so
+that what differs is the rules and the scheduler, not the numbers.
 Prints cycles per request of each and memsim's difference, and from memsim's command
 log the counts the DDR5 rules are about: PRE / PREA pairs of a rank closer than tPPD,
 PREs at exactly ACT + tRAS of their bank, the shortest read-to-write gap of a rank, and
-ACTs per REF.
+ACTs per REF (per-bank refresh: per REFpb). With per-bank refresh it also records
+Ramulator 2's command log (its ``CmdTraceRecorder`` plugin) and prints, for both
+simulators, what each REFpb cost while it waited: REFpb issued, the mean cycles from its
+falling due (every tREFIpb) to its issue, and the column commands issued in those waits
+(``refpb_waits``). ``LPDDR5-off`` runs both without refresh (memsim's ``dram.refresh:
+false``, Ramulator 2's ``NoRefresh``): the base the refresh modes' costs are measured from.
 
 ``--tree`` runs memsim from other checkouts too (each as PYTHONPATH, e.g. before and
 after a change): a row per tree. Build Ramulator 2 yourself (benchmarks/anchors.py
@@ -33,6 +41,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -74,19 +84,32 @@ CASES = {
         extra=dict(nCCDS_WR="tCCD_S"),
     ),
 }
+# LPDDR5 with per-bank refresh: memsim's REFpb refreshes a bank pair (JESD209-5B,
+# bank-group mode), Ramulator 2's one bank (its REFpb targets a single bank; its PerBank
+# manager sends one every nREFIpb, the 16 banks in turn); and LPDDR5 without refresh
+CASES["LPDDR5-pb"] = dict(
+    CASES["LPDDR5"], refresh="PerBank",
+    overrides=CASES["LPDDR5"]["overrides"] + ("dram.refresh_mode=per_bank",),
+    names=dict(CASES["LPDDR5"]["names"], tRFCpb="nRFCpb", tPBR2PBR="nPBR2PBR",
+               tPBR2ACT="nPBR2ACT"),
+    divided=dict(nREFIpb=("tREFI", 8)))
+CASES["LPDDR5-off"] = dict(CASES["LPDDR5"], refresh="NoRefresh",
+                           overrides=CASES["LPDDR5"]["overrides"] + ("dram.refresh=false",))
 
 RAMULATOR_RUN = '''
 import json, sys
 import ramulator
 trace, dram, org, timing = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 over, controller, ctrl_args = json.loads(sys.argv[5]), sys.argv[6], json.loads(sys.argv[7])
+refresh, cmd_log = sys.argv[8], sys.argv[9]
+plugins = ([ramulator.controller_plugin.CmdTraceRecorder(path=cmd_log)] if cmd_log else [])
 frontend = ramulator.frontend.LoadStoreTrace(clock_ratio=1, path=trace)
 ctrl = getattr(ramulator.controller, controller)(**ctrl_args,
     dram=getattr(ramulator.dram, dram)(org_preset=org, timing_preset=timing, **over),
     scheduler=ramulator.scheduler.FRFCFS(),
-    refresh_manager=ramulator.refresh_manager.AllBank(),
+    refresh_manager=getattr(ramulator.refresh_manager, refresh)(),
     row_policy=ramulator.row_policy.Open(),
-    addr_mapper=ramulator.addr_mapper.RoBaRaCoCh())
+    addr_mapper=ramulator.addr_mapper.RoBaRaCoCh(), controller_plugins=plugins)
 mem = ramulator.memory_system.GenericDRAM(clock_ratio=1, controllers=[ctrl],
     channel_mapper=ramulator.channel_mapper.CacheLineInterleave())
 sim = ramulator.Simulation(frontend, mem)
@@ -151,10 +174,34 @@ def log_counts(log: Path, t: dict) -> dict:
         zip(col["cycle"], col["command"], strict=True),
         list(zip(col["cycle"], col["command"], strict=True))[1:], strict=False)
         if ca.startswith("RD") and cb.startswith("WR")]
-    refs = int((df.command == "REF").sum())
+    refs = int(df.command.isin(["REF", "REFpb"]).sum())
     acts = int((df.command == "ACT").sum())
     return dict(pre_pairs_within_tPPD=close, pre_at_act_plus_tRAS=at_tras,
                 min_rd_to_wr=min(rd_wr) if rd_wr else None, acts=acts, refs=refs)
+
+
+def refpb_waits(df, interval: int) -> dict:
+    """What each REFpb cost while it waited (module docstring): the k-th REFpb of the
+    channel falls due at (k + 1) x ``interval``; its wait runs from then to its issue."""
+    refs = df[df.command == "REFpb"]["cycle"].to_numpy()
+    if len(refs) == 0:
+        return {}
+    cols = df[df.command.isin(["RD", "RDA", "WR", "WRA"])]["cycle"].to_numpy()
+    due = interval * (1 + np.arange(len(refs)))
+    waits = np.maximum(refs - due, 0)
+    inside = sum(int(((cols >= d) & (cols < r)).sum()) for d, r in zip(due, refs, strict=True))
+    return dict(refpb=len(refs), refpb_wait_mean=round(float(waits.mean()), 1),
+                wait_cycles=int(waits.sum()), columns_in_waits=inside)
+
+
+def ramulator_log(path: Path):
+    """Ramulator 2's command log (CmdTraceRecorder, one channel) on memsim's clock: its
+    clock 1 is memsim's cycle 0."""
+    import pandas as pd
+
+    df = pd.read_csv(f"{path}.ch0")
+    df["cycle"] = df["clock"] - 1
+    return df
 
 
 def main() -> None:
@@ -188,22 +235,34 @@ def main() -> None:
                                    env=dict(os.environ, PYTHONPATH=str(tree)))
                     res = json.loads(out.read_text())
                     res["counts"] = log_counts(log, res["timings"])
+                    if case.get("refresh") == "PerBank":
+                        import pandas as pd
+
+                        res["waits"] = refpb_waits(pd.read_csv(log, comment="#"),
+                                                   res["timings"]["tREFI"] // 8)
                     results.append(res)
                 t = results[0]["timings"]
                 over = {r: t[m] for m, r in case["names"].items() if m in t}
                 over.update({r: t[m] for r, m in case["extra"].items()})
                 over.update({r: sum(t[m] for m in ms)
                              for r, ms in case.get("derived", {}).items()})
+                over.update({r: t[m] // d for r, (m, d) in case.get("divided", {}).items()})
                 env = dict(os.environ, PYTHONPATH=str(args.ramulator2 / "python"))
+                per_bank = case.get("refresh") == "PerBank"
+                ram_log = work / "ram_cmds.csv"
                 proc = subprocess.run([args.python, str(work / "ram.py"), str(ram),
                                        case["dram"], case["org"], case["timing"],
                                        json.dumps(over), case.get("controller", "GenericDDR"),
-                                       json.dumps(case.get("controller_args", {}))],
+                                       json.dumps(case.get("controller_args", {})),
+                                       case.get("refresh", "AllBank"),
+                                       str(ram_log) if per_bank else ""],
                                       capture_output=True, text=True,
                                       env=env, cwd=work)
                 if proc.returncode:
                     sys.exit(proc.stderr[-2000:])
                 ram_cycles = int(re.search(r"cycles (\d+)", proc.stdout).group(1))
+                ram_waits = refpb_waits(ramulator_log(ram_log), over["nREFIpb"]) \
+                    if per_bank else {}
                 for tree, res in zip(trees, results, strict=True):
                     row = dict(standard=std, kind=kind, tree=str(tree), n=args.n,
                                memsim_cpr=res["cycles"] / args.n,
@@ -213,6 +272,11 @@ def main() -> None:
                     print(f"{std:5} {kind:7} {Path(tree).name:12} memsim {row['memsim_cpr']:.4f}"
                           f"  ramulator2 {row['ramulator2_cpr']:.4f} cycles/request"
                           f"  ({row['diff_pct']:+.2f} %)  {res['counts']}", flush=True)
+                    if per_bank:
+                        row.update({f"memsim_{k}": v for k, v in res["waits"].items()})
+                        row.update({f"ramulator2_{k}": v for k, v in ram_waits.items()})
+                        print(f"      refpb_waits: memsim {res['waits']}  ramulator2 "
+                              f"{ram_waits}", flush=True)
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
