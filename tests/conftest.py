@@ -141,7 +141,7 @@ FILE_TIERS = {
     "test_sweep.py": "engine",
     "test_trace_sim.py": "engine",
     "test_validation.py": "engine",
-    # mechanism: sub-banks, NDAs, cores, ECC, DDR5 same-bank refresh
+    # mechanism: sub-banks, NDAs, cores, ECC, DDR5 same-bank / LPDDR5 per-bank refresh
     "test_core_caches.py": "mechanism",
     "test_cores.py": "mechanism",
     "test_ddr5_mechanisms.py": "mechanism",

@@ -17,10 +17,16 @@ WCK clock is modelled as always on (a mode JESD209-5B provides): a column comman
 no CAS (WCK2CK sync) command before it. LPDDR5 allows other commands between ACT-1 and
 ACT-2 (within tAAD); memsim issues them back to back, which can only delay an ACT.
 
+Refresh (``REFRESH_MODES``, ``dram.refresh_mode``): all-bank REFab (``all_bank``) or
+per-bank REFpb (``per_bank``): 8 REFpb a tREFI, each to a bank pair in bank-group mode
+(bank k of bank groups g and g + 2) or one bank in 8-bank mode, with tRFCpb, tpbR2pbR
+and tpbR2act from JESD209-5B's refresh table as Ramulator 2 cites it. Ramulator 2's own
+REFpb refreshes one bank; the pair is JESD209-5B's as DRAMPower's LPDDR5 model has it
+(docs/reference/lpddr5.md "Refresh" gives the sources and the difference).
+
 What is not modelled is a config error naming the key and the reason
-(NOT_MODELLED_SETTINGS, NOT_MODELLED_VALUES): per-bank refresh (REFpb), BL16 (a 64-byte
-request is two BL16 bursts on x16), the 16-bank mode, NDAs, sub-banks and the ECC
-schemes.
+(NOT_MODELLED_SETTINGS, NOT_MODELLED_VALUES): BL16 (a 64-byte request is two BL16
+bursts on x16), the 16-bank mode, NDAs, sub-banks and the ECC schemes.
 """
 
 from __future__ import annotations
