@@ -69,6 +69,8 @@ VARIANTS = {
                       typical_cpu_seconds=31.3),
     "refsb": Variant(F.F_REFSB, "DDR5 same-bank refresh", "ddr5_4800b_x8_1dimm",
                      ("dram.refresh_mode=same_bank",), typical_cpu_seconds=21.3),
+    "dualbus": Variant(F.F_DUALBUS, "HBM3's row and column command buses",
+                       "hbm3_6400_1pc", typical_cpu_seconds=20.0),
 }
 
 
@@ -78,7 +80,7 @@ def variant_name(features: int) -> str:
         if v.features == features:
             return name
     bits = {F.F_SUBBANK: "subbanks", F.F_NDA: "nda", F.F_CORES: "cores", F.F_ECC: "ecc",
-            F.F_REFSB: "refsb", F.F_CACHES: "caches"}
+            F.F_REFSB: "refsb", F.F_CACHES: "caches", F.F_DUALBUS: "dualbus"}
     return "+".join(n for b, n in bits.items() if features & b) or "plain"
 
 
