@@ -97,8 +97,8 @@ def test_markdown_table_has_a_row_per_key():
     lines = keys_markdown(keys).splitlines()
     assert lines[0] == "| key | type | default | allowed | unit | used by | help |"
     assert len(lines) == 2 + len(keys)
-    assert ("| `controller.read_queue` | int | `32` | 1 to 4,096 | entries | DDR4, DDR5, LPDDR5, HBM3 | "
-            "read queue entries per channel |") in lines
+    assert ("| `controller.read_queue` | int | `32` | 1 to 4,096 | entries | "
+            "DDR4, DDR5, LPDDR5, HBM3 | read queue entries per channel |") in lines
     # every row has the 7 cells (a "|" inside a cell would be escaped)
     assert all(line.replace("\\|", "").count("|") == 8 for line in lines)
 
