@@ -4,7 +4,7 @@
     python benchmarks/compile_profile.py --same-code A.s B.s
 
 Compiles one loop variant (``memsim.compiling.VARIANTS``: plain, ecc, subbanks, nda,
-cores, refsb; default plain) in a fresh child process with an empty numba cache of its
+cores, refsb, dualbus; default plain) in a fresh child process with an empty numba cache of its
 own (``NUMBA_CACHE_DIR`` in a new temporary directory; ``NUMBA_OPT`` as the caller set
 it) and reports:
 
@@ -43,7 +43,7 @@ import llvmlite.binding as llvm
 from numba.core import event
 from numba.core import inline_closurecall as icc
 
-from memsim import compiling
+from memsim import compiling, warm
 from memsim.engine import loop
 
 name, asm_out = sys.argv[1], sys.argv[2]
@@ -75,7 +75,7 @@ class LLVMTimer(event.Listener):
 
 event.register("numba:llvm_lock", LLVMTimer())
 t0 = time.process_time()
-outcome = compiling.compile_variant(name)
+outcome = warm.compile_variant(name)
 cpu = time.process_time() - t0
 features = compiling.VARIANTS[name].features
 (cres,) = loop.loop(features).overloads.values()

@@ -6,9 +6,11 @@
 
 For each standard and trace kind (``memsim trace gen KIND -n N``, every request offered at
 once; ``KIND+w``: one third writes), one channel (DDR5: one 32-bit sub-channel) of one
-rank, FR-FCFS, open page, all-bank refresh (``LPDDR5-pb``: LPDDR5 with per-bank
-refresh, memsim's ``dram.refresh_mode: per_bank`` against Ramulator 2's ``PerBank``
-refresh manager), 32-entry read and write queues with the
+rank (HBM3: one pseudo-channel of one SID, 32 B requests; HBM3x2: both pseudo-channels of
+a channel, which share its command buses in Ramulator 2 and not in memsim), FR-FCFS, open
+page, all-bank refresh (``LPDDR5-pb``: LPDDR5 with per-bank refresh, memsim's
+``dram.refresh_mode: per_bank`` against Ramulator 2's ``PerBank`` refresh manager),
+32-entry read and write queues with the
 write drain at 80 % / 20 %, row-bank-rank-column-channel address mapping in both
 (memsim's ``ro-ba-bg-ra-co-ch``, Ramulator 2's ``RoBaRaCoCh``). Ramulator 2 runs with
 its preset's timings overridden by memsim's resolved ones (CL, CWL, tRCD, tRP, tRAS,
@@ -72,6 +74,34 @@ CASES = {
                    tFAW="nFAW", tRFC="nRFC", tREFI="nREFI", tRTRS="nCS", tBL="nBL_min"),
         extra=dict(nCCDS_WR="tCCD_S", nCCDL_WR="tCCD_L", nBL_max="tCCD_L"),
         derived=dict(nRTP=("tBL", "tRTP")),
+    ),
+    # HBM3: one pseudo-channel in both (Ramulator 2's HBM34 controller with its org's
+    # pseudochannel count set to 1, so that no second pseudo-channel shares the command
+    # buses), one SID; 32 B requests (its transaction: 32 bits x BL8). Ramulator 2 counts
+    # half-cycle ticks (tick_multiplier 2): its cycles are halved
+    "HBM3": dict(
+        preset="hbm3_6400_1pc", footprint="256MiB", overrides=(),
+        dram="HBM3", org="HBM3_4Gb", timing="HBM3_6400Mbps", controller="HBM34",
+        names=dict(CL="nCL", CWL="nCWL", tRCDRD="nRCDRD", tRCDWR="nRCDWR", tRP="nRP",
+                   tRAS="nRAS", tRC="nRC", tWR="nWR", tRTP="nRTP", tCCD_S="nCCDS",
+                   tCCD_L="nCCDL", tCCD_R="nCCDR", tRRD_S="nRRDS", tRRD_L="nRRDL",
+                   tWTR_S="nWTRS", tWTR_L="nWTRL", tRTW="nRTW", tFAW="nFAW", tPPD="nPPD",
+                   tRFC="nRFC", tREFI="nREFI", tBL="nBL"),
+        extra={}, fixed=dict(pseudochannel=1), ticks_per_cycle=2,
+    ),
+    # HBM3, both pseudo-channels of a channel: memsim's two channels have command buses
+    # of their own, Ramulator 2's two pseudo-channels share the channel's (not modelled
+    # in memsim: this row measures it)
+    "HBM3x2": dict(
+        preset="hbm3_6400_1pc", footprint="512MiB",
+        overrides=("dram.channels=2", "mapping.order=ro-ba-bg-ra-ch-co"),
+        dram="HBM3", org="HBM3_4Gb", timing="HBM3_6400Mbps", controller="HBM34",
+        names=dict(CL="nCL", CWL="nCWL", tRCDRD="nRCDRD", tRCDWR="nRCDWR", tRP="nRP",
+                   tRAS="nRAS", tRC="nRC", tWR="nWR", tRTP="nRTP", tCCD_S="nCCDS",
+                   tCCD_L="nCCDL", tCCD_R="nCCDR", tRRD_S="nRRDS", tRRD_L="nRRDL",
+                   tWTR_S="nWTRS", tWTR_L="nWTRL", tRTW="nRTW", tFAW="nFAW", tPPD="nPPD",
+                   tRFC="nRFC", tREFI="nREFI", tBL="nBL"),
+        extra={}, ticks_per_cycle=2,
     ),
     "DDR5": dict(
         preset="ddr5_4800b_x8_1dimm",
@@ -247,6 +277,7 @@ def main() -> None:
                 over.update({r: sum(t[m] for m in ms)
                              for r, ms in case.get("derived", {}).items()})
                 over.update({r: t[m] // d for r, (m, d) in case.get("divided", {}).items()})
+                over.update(case.get("fixed", {}))
                 env = dict(os.environ, PYTHONPATH=str(args.ramulator2 / "python"))
                 per_bank = case.get("refresh") == "PerBank"
                 ram_log = work / "ram_cmds.csv"
@@ -260,7 +291,8 @@ def main() -> None:
                                       env=env, cwd=work)
                 if proc.returncode:
                     sys.exit(proc.stderr[-2000:])
-                ram_cycles = int(re.search(r"cycles (\d+)", proc.stdout).group(1))
+                ram_cycles = (int(re.search(r"cycles (\d+)", proc.stdout).group(1))
+                              / case.get("ticks_per_cycle", 1))
                 ram_waits = refpb_waits(ramulator_log(ram_log), over["nREFIpb"]) \
                     if per_bank else {}
                 for tree, res in zip(trees, results, strict=True):

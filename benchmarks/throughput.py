@@ -1,9 +1,10 @@
 """Simulation speed: simulated requests per wall-second on 1M-request traces.
 
     python benchmarks/throughput.py [-n 1000000] [--config PRESET] [-p KEY=VALUE]
-                                    [--repeat 3] [--cpu] [--file]
+                                    [--repeat 3] [--cpu] [--file] [--footprint-mib 4096]
 
-Three traces (as-fast-as-possible replay): uniform random reads over 4 GiB,
+Three traces (as-fast-as-possible replay): uniform random reads over 4 GiB (or
+``--footprint-mib``: a smaller system, e.g. one HBM3 pseudo-channel of 256 MiB),
 sequential reads, and uniform random requests with one third writes. One-off JIT
 compilation (or loading it from numba's on-disk cache) is measured separately on a
 small warm-up run and excluded from the rates. ``--file`` also times the whole
@@ -36,10 +37,10 @@ from memsim.trace import generate, write_trace
 GIB = 1 << 30
 
 
-def traces(n: int, seed: int = 1):
-    yield "random reads", generate("random", n, seed=seed, footprint_bytes=4 * GIB)
-    yield "sequential reads", generate("stream", n, seed=seed, footprint_bytes=4 * GIB)
-    yield "random, 1/3 writes", generate("random", n, seed=seed, footprint_bytes=4 * GIB,
+def traces(n: int, seed: int = 1, footprint: int = 4 * GIB):
+    yield "random reads", generate("random", n, seed=seed, footprint_bytes=footprint)
+    yield "sequential reads", generate("stream", n, seed=seed, footprint_bytes=footprint)
+    yield "random, 1/3 writes", generate("random", n, seed=seed, footprint_bytes=footprint,
                                          write_ratio=1 / 3)
 
 
@@ -57,6 +58,8 @@ def main(argv=None) -> None:
                     help="also time memsim.sim.run on a native text trace file")
     ap.add_argument("--cores", action="store_true",
                     help="also time 4 closed-loop cores on the same requests")
+    ap.add_argument("--footprint-mib", type=int, default=4096,
+                    help="the traces' address range in MiB (default 4096)")
     args = ap.parse_args(argv)
 
     if args.param:
@@ -68,7 +71,7 @@ def main(argv=None) -> None:
     print(f"JIT compile / cache load (one-off, excluded): {time.perf_counter() - t0:.2f} s")
     print(f"{'trace':<22}{'requests':>10}{'best s':>9}{'requests/s':>14}{'GB/s':>8}"
           f"{'read lat ns':>13}" + (f"{'req/CPU-s':>16}" if args.cpu else ""))
-    for name, (cycle, is_write, addr) in traces(args.n):
+    for name, (cycle, is_write, addr) in traces(args.n, footprint=args.footprint_mib << 20):
         best = best_cpu = None
         for _ in range(args.repeat):
             c0 = time.process_time()

@@ -239,13 +239,49 @@ LPDDR5_RULES = tuple(r for r in RULES
     Rule("tPPD", RANK, ("PRE", "PREA"), ("PRE", "PREA"), "tPPD"),
     Rule("cmd_bus", CHANNEL, ("ACT",), COMMANDS, "2", bus=True),
 )
+# HBM3 (JESD238, docs/reference/hbm3.md): a channel of the log is a pseudo-channel and a
+# rank a stack ID (SID). Two command buses: a row command (ACT, PRE, PREA, REF) and a
+# column command may share a cycle, two commands of one bus may not: an ACT holds the row
+# bus 1.5 cycles, PRE, PREA and REF 0.5, a column command the column bus 1 (row_bus,
+# column_bus, between first cycles). Every other rule counts from a command's last half
+# cycle (ACT: 1 cycle after its first, a column command 0.5: HBM3_OFFSETS), and commands
+# sit on whole cycles, so a gap that ends on a half cycle is met at the next whole one.
+# tRCD is tRCDRD before a read, tRCDWR before a write; the pseudo-channel's rules bind
+# every SID: the read-to-write turnaround tRTW, write-to-read tWTR_S, tRRD_S, tFAW, tPPD,
+# PREA -> ACT tRP, tRFC after a REF (to an ACT, PREA or REF), tRC from an ACT to a REF;
+# reads of different SIDs are tCCD_R apart.
+HBM3_ROW = ("ACT", "PRE", "PREA", "REF")
+HBM3_RULES = tuple(r for r in RULES
+                   if r.name not in ("tRCD", "tRTW", "tWTR_S", "tRRD_S", "tRFC", "cmd_bus")
+                   and not r.name.startswith("tRTRS")
+                   and (r.name, r.earlier) != ("tRP", ("PREA",))) + (
+    Rule("tRCDRD", BANK, ("ACT",), READS, "tRCDRD"),
+    Rule("tRCDWR", BANK, ("ACT",), WRITES, "tRCDWR"),
+    Rule("tCCD_R", OTHER_RANK, READS, READS, "tCCD_R"),
+    Rule("tRTW", CHANNEL, READS, WRITES, "tRTW"),
+    Rule("tWTR_S", CHANNEL, WRITES, READS, "CWL + tBL + tWTR_S"),
+    Rule("tRRD_S", CHANNEL, ("ACT",), ("ACT",), "tRRD_S"),
+    Rule("tPPD", CHANNEL, ("PRE", "PREA"), ("PRE", "PREA"), "tPPD"),
+    Rule("tRP", CHANNEL, ("PREA",), ("ACT", "REF"), "tRP"),
+    Rule("tRFC", CHANNEL, ("REF",), ("ACT", "PREA", "REF"), "tRFC"),
+    Rule("tRC", CHANNEL, ("ACT",), ("REF",), "tRC"),
+    Rule("row_bus", CHANNEL, ("ACT",), HBM3_ROW, "1.5", bus=True),
+    Rule("row_bus", CHANNEL, ("PRE", "PREA", "REF"), HBM3_ROW, "0.5", bus=True),
+    Rule("column_bus", CHANNEL, COLUMN, COLUMN, "1", bus=True),
+)
+HBM3_OFFSETS = dict(ACT=1.0, RD=0.5, WR=0.5, RDA=0.5, WRA=0.5)
 # an RDA's implied precharge follows its burst and tRTP (LPDDR5)
-AUTO_PRE_AFTER_READ = {"DDR4": "tRTP", "DDR5": "tRTP", "LPDDR5": "tBL + tRTP"}
+AUTO_PRE_AFTER_READ = {"DDR4": "tRTP", "DDR5": "tRTP", "LPDDR5": "tBL + tRTP",
+                       "HBM3": "tRTP"}
+# standards whose tFAW window spans the channel (HBM3: the pseudo-channel), not a rank
+FAW_PER_CHANNEL = ("HBM3",)
 
 # Commands that take more than one cycle, per standard: cycles from the first to the
 # one a rule counts from (DDR5: the second; LPDDR5's ACT: ACT-1, the first).
-STANDARD_CYCLE_OFFSETS = {"DDR4": {}, "DDR5": dict.fromkeys(TWO_CYCLE, 1), "LPDDR5": {}}
-STANDARD_RULES = {"DDR4": RULES, "DDR5": DDR5_RULES, "LPDDR5": LPDDR5_RULES}
+STANDARD_CYCLE_OFFSETS = {"DDR4": {}, "DDR5": dict.fromkeys(TWO_CYCLE, 1), "LPDDR5": {},
+                          "HBM3": HBM3_OFFSETS}
+STANDARD_RULES = {"DDR4": RULES, "DDR5": DDR5_RULES, "LPDDR5": LPDDR5_RULES,
+                  "HBM3": HBM3_RULES}
 
 # Refresh modes (dram.refresh_mode; memsim/dram/refresh.py, docs/reference/ddr5.md).
 # fine_granularity: the REF rules with tRFC2 for tRFC and tREFI2 = tREFI / 2 for tREFI.
@@ -511,6 +547,8 @@ class ProtocolChecker:
         self.read_burst = iface.read_burst_cycles or t["tBL"]
         self.write_burst = iface.write_burst_cycles or t["tBL"]
         halves = any(b != int(b) for b in (self.read_burst, self.write_burst))
+        # (HBM3: commands registered on half cycles, the offsets below)
+        halves = halves or any(v != int(v) for v in self._offsets.values())
         self.scale = 2 if halves else 1
         self.sub = subbank
         self.units = subbank.per_bank if subbank else 1  # units per bank
@@ -525,7 +563,7 @@ class ProtocolChecker:
         self.rules += SUBBANK_RULES[subbank.scheme] if subbank else ()
 
         self._code = [compile(rule.gap, rule.name, "eval") for rule in self.rules]
-        self._off = [int(self._offsets.get(name, 0)) * self.scale for name in _ID]
+        self._off = [int(self._offsets.get(name, 0) * self.scale) for name in _ID]
         self._gap_cache: dict[tuple[int, int], int] = {}
         n_ranks = channels * ranks
         n_units = n_ranks * bankgroups * banks_per_group * self.units
@@ -581,6 +619,7 @@ class ProtocolChecker:
         self._selected = [-1] * n_banks  # MASA: the selected unit of a bank
         self._selected_by: list = [None] * n_banks
         self._faw = [deque(maxlen=self.faw_acts) for _ in range(n_ranks)]  # last ACTs
+        self._faw_per_channel = standard in FAW_PER_CHANNEL
         self._bursts: list[list] = [[] for _ in range(channels)]  # (start, end, rec)
         self._last_cycle = [-1] * channels
         # refresh: per rank the last REF (cycle, rec), and whether its deadline was flagged.
@@ -845,7 +884,7 @@ class ProtocolChecker:
 
             # -- tFAW: the fifth ACT must issue >= tFAW after the first of the last four
             if cmd == _ACT:
-                window = faw[rank_node]
+                window = faw[c if self._faw_per_channel else rank_node]
                 if len(window) == faw_acts and t < window[0][1] + tFAW:
                     first = window[0]
                     which = "four" if faw_acts == 4 else str(faw_acts)

@@ -70,6 +70,8 @@ VARIANTS = {
     "refsb": Variant(F.F_REFSB, "same-bank / per-bank refresh (DDR5 REFsb, LPDDR5 REFpb)",
                      "ddr5_4800b_x8_1dimm",
                      ("dram.refresh_mode=same_bank",), typical_cpu_seconds=21.3),
+    "dualbus": Variant(F.F_DUALBUS, "HBM3's row and column command buses",
+                       "hbm3_6400_1pc", typical_cpu_seconds=22.0),
 }
 
 
@@ -79,7 +81,7 @@ def variant_name(features: int) -> str:
         if v.features == features:
             return name
     bits = {F.F_SUBBANK: "subbanks", F.F_NDA: "nda", F.F_CORES: "cores", F.F_ECC: "ecc",
-            F.F_REFSB: "refsb", F.F_CACHES: "caches"}
+            F.F_REFSB: "refsb", F.F_CACHES: "caches", F.F_DUALBUS: "dualbus"}
     return "+".join(n for b, n in bits.items() if features & b) or "plain"
 
 

@@ -61,7 +61,7 @@ def test_records_are_plain_and_exact():
     keys = {k.key: k for k in describe_keys()}
     assert keys["controller.read_queue"] == KeyInfo(
         key="controller.read_queue", type="int", default=32, allowed="1 to 4,096",
-        unit="entries", used_by="DDR4, DDR5, LPDDR5", help="read queue entries per channel")
+        unit="entries", used_by="DDR4, DDR5, LPDDR5, HBM3", help="read queue entries per channel")
     assert keys["controller.scheduler"].allowed == "fcfs, fcfs_strict, frfcfs, frfcfs_cap, eruca"
     assert keys["nda.host_slice_cycles"].used_by == "NDAs, nda.policy: time_slice"
     assert keys["nda.host_slice_cycles"].unit == "cycles"
@@ -97,8 +97,8 @@ def test_markdown_table_has_a_row_per_key():
     lines = keys_markdown(keys).splitlines()
     assert lines[0] == "| key | type | default | allowed | unit | used by | help |"
     assert len(lines) == 2 + len(keys)
-    assert ("| `controller.read_queue` | int | `32` | 1 to 4,096 | entries | DDR4, DDR5, LPDDR5 | "
-            "read queue entries per channel |") in lines
+    assert ("| `controller.read_queue` | int | `32` | 1 to 4,096 | entries | "
+            "DDR4, DDR5, LPDDR5, HBM3 | read queue entries per channel |") in lines
     # every row has the 7 cells (a "|" inside a cell would be escaped)
     assert all(line.replace("\\|", "").count("|") == 8 for line in lines)
 
@@ -111,7 +111,7 @@ def test_text_table_has_every_key_and_its_help():
     row = next(line for line in lines if line.startswith("controller.read_queue "))
     assert row.split() == ["controller.read_queue", "int", "32", "entries", "1", "to", "4,096"]
     help_line = lines[lines.index(row) + 1]
-    assert help_line == "    read queue entries per channel. Used by: DDR4, DDR5, LPDDR5"
+    assert help_line == "    read queue entries per channel. Used by: DDR4, DDR5, LPDDR5, HBM3"
     for k in describe_keys():
         assert any(line.startswith(k.key + " ") or line == k.key for line in lines), k.key
 

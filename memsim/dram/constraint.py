@@ -18,6 +18,7 @@ holds it for its cycles): it counts from the first cycle and is never shifted.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 LEVELS = ("channel", "rank", "bankgroup", "bank")
@@ -50,17 +51,24 @@ class Constraint:
         return Constraint(**fields)
 
 
-def cycle_offsets(command_bus_cycles: dict, from_first: tuple = ()) -> dict:
+def cycle_offsets(command_bus_cycles: dict, from_first: tuple = (),
+                  half_cycles: dict | None = None) -> dict:
     """Per command, the cycles from its first command-bus cycle to the one its timings
     count from: its last (0 for a one-cycle command), or its first for the commands in
-    ``from_first`` (a standard's ``TIMINGS_FROM_FIRST_CYCLE``: LPDDR5's ACT-1)."""
+    ``from_first`` (a standard's ``TIMINGS_FROM_FIRST_CYCLE``: LPDDR5's ACT-1). With
+    ``half_cycles`` (a standard's ``COMMAND_HALF_CYCLES``: HBM3) its last half cycle:
+    (half cycles - 1) / 2, a multiple of 0.5."""
+    if half_cycles:
+        return {cmd: (int(n) - 1) / 2 for cmd, n in half_cycles.items()}
     return {cmd: 0 if cmd in from_first else int(n) - 1
             for cmd, n in command_bus_cycles.items()}
 
 
 def shift(latency: int, prev: str, nxt: str, offsets: dict, row: Constraint) -> int:
     """A row's latency between first cycles: counted from the earlier command's last
-    cycle to the later command's last cycle (unchanged for a bus row)."""
+    cycle to the later command's last cycle (unchanged for a bus row). Commands issue
+    on whole cycles, so a gap of half cycles (HBM3's offsets) is met at the next whole
+    cycle: rounded up."""
     if row.bus:
         return latency
-    return latency + offsets.get(prev, 0) - offsets.get(nxt, 0)
+    return math.ceil(latency + offsets.get(prev, 0) - offsets.get(nxt, 0))

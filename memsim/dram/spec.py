@@ -237,7 +237,8 @@ def _compile_standard(std, iface, eff, burst, timings, scale, nda=False,
                                 burst_of=lambda p: burst.get(ids[p], timings["tBL"]),
                                 scope_of=lambda level, expr: LEVEL[level], ticks=scale,
                                 offsets=constraint_mod.cycle_offsets(std.COMMAND_BUS_CYCLES,
-                                                                      std.TIMINGS_FROM_FIRST_CYCLE))
+                                                                      std.TIMINGS_FROM_FIRST_CYCLE,
+                                                                      std.COMMAND_HALF_CYCLES))
     if scale > 1:
         # Commands are registered on the rising clock edge only, and a burst starts RL or
         # WL whole cycles after its command (JESD79-4: CL, CWL and PL are whole cycles):
@@ -327,7 +328,8 @@ def _compile_subbank(std, scheme, eruca, timings, burst_cycles):
     latency, windows = _compile(rows, ids, N_CMD_SUBBANK, N_SCOPES_SUBBANK, timings,
                                 burst_of, scope_of, scale,
                                 offsets=constraint_mod.cycle_offsets(std.COMMAND_BUS_CYCLES,
-                                                                      std.TIMINGS_FROM_FIRST_CYCLE))
+                                                                      std.TIMINGS_FROM_FIRST_CYCLE,
+                                                                      std.COMMAND_HALF_CYCLES))
     power = []
     for prev, scope, nxt, size, lat in windows:
         if prev != ACT or nxt != ACT or scope != LEVEL["rank"]:

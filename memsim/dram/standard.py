@@ -64,6 +64,14 @@ class Standard:
     COMMAND_BUS_CYCLES: dict = field(default_factory=dict)
     # multi-cycle commands whose timings count from their first cycle instead
     TIMINGS_FROM_FIRST_CYCLE: tuple = ()
+    # command buses: () is one bus for every command; else a partition of COMMANDS into
+    # buses that take a command each in the same cycle (HBM3: row and column; the engine's
+    # dual-bus loop variant)
+    COMMAND_BUSES: tuple = ()
+    # command -> half clock cycles it is registered over (HBM3's half-cycle row
+    # commands); given, timings count from a command's last half cycle and a rule's gap
+    # between first cycles is rounded up to a whole cycle (memsim.dram.constraint)
+    COMMAND_HALF_CYCLES: dict = field(default_factory=dict)
     # config values and keys not modelled on this standard, each with the reason
     # (memsim.config's errors): {(key, value): why}, {key: why}, {(key, value): why}
     NOT_MODELLED: dict = field(default_factory=dict)
@@ -114,6 +122,7 @@ _KINDS: dict[str, Any] = {
     "CONSTRAINTS": tuple, "REFRESH_MODES": dict, "POSITIVE_TIMINGS": tuple,
     "ORDERED_TIMINGS": tuple, "POWER_NAMES": tuple, "CHANNEL_WIDTH_BITS": int,
     "COMMAND_KINDS": dict, "COMMAND_BUS_CYCLES": dict, "TIMINGS_FROM_FIRST_CYCLE": tuple,
+    "COMMAND_BUSES": tuple, "COMMAND_HALF_CYCLES": dict,
     "NOT_MODELLED": dict,
     "NOT_MODELLED_SETTINGS": dict, "NOT_MODELLED_VALUES": dict, "ACT_BACKGROUND": str,
     "PARITY_LATENCY": dict, "TRANSFERS_PER_CLOCK": int, "PARITY_LATENCY_MODES": tuple,
@@ -146,6 +155,17 @@ def _check(std: Standard) -> None:
         if cmd not in std.COMMANDS or not isinstance(n, int) or n < 1:
             raise ValueError(f"{who}: COMMAND_BUS_CYCLES[{cmd!r}] = {n!r}: expected one of "
                              f"its commands and a whole number of cycles >= 1")
+    if std.COMMAND_BUSES:
+        listed = [c for bus in std.COMMAND_BUSES for c in bus]
+        if sorted(listed) != sorted(std.COMMANDS):
+            raise ValueError(f"{who}: COMMAND_BUSES {std.COMMAND_BUSES} must name each of its "
+                             f"COMMANDS once")
+    for cmd, n in std.COMMAND_HALF_CYCLES.items():
+        if cmd not in std.COMMANDS or not isinstance(n, int) or n < 1:
+            raise ValueError(f"{who}: COMMAND_HALF_CYCLES[{cmd!r}] = {n!r}: expected one of "
+                             f"its commands and a whole number of half cycles >= 1")
+    if std.COMMAND_HALF_CYCLES and set(std.COMMAND_HALF_CYCLES) != set(std.COMMANDS):
+        raise ValueError(f"{who}: COMMAND_HALF_CYCLES must give every command")
     for table in ("CONSTRAINTS", "NDA_CONSTRAINTS"):
         for row in getattr(std, table):
             if not isinstance(row, Constraint):

@@ -8,10 +8,10 @@ config names."""
 
 from __future__ import annotations
 
-from memsim.dram import ddr4, ddr5, lpddr5
+from memsim.dram import ddr4, ddr5, hbm3, lpddr5
 from memsim.dram.standard import Standard
 
-STANDARDS: dict[str, Standard] = {m.NAME: Standard.of(m) for m in (ddr4, ddr5, lpddr5)}
+STANDARDS: dict[str, Standard] = {m.NAME: Standard.of(m) for m in (ddr4, ddr5, lpddr5, hbm3)}
 
 
 def standard(name: str) -> Standard:

@@ -425,6 +425,16 @@ class Engine:
             self._set_x(layout.X_REFSB, refresh_engine.build_state(
                 refresh_interval * scale, mode.postpone_sets * units,
                 dev.refresh_cycles * scale, nch * nr, units, nb, log_id))
+        if dev is not None and dev.std.COMMAND_BUSES:
+            # two command buses (HBM3): the dual-bus variant, tested with trace replay only
+            if cores is not None or step:
+                front = ("frontend.mode: cores" if cores is not None else
+                         "the SimPy front door (memsim.simpy.MemorySystem)")
+                raise ConfigError(
+                    f"dram.standard: {cfg.dram.standard!r} with {front}: not supported yet "
+                    f"(the dual command bus loop is tested with trace replay only); "
+                    f"replay a trace instead")
+            self.features |= layout.F_DUALBUS
         if cores is not None:
             self.features |= layout.F_CORES
             self._set_x(layout.X_CORES, _cores_state(cores, tick, nb, nch, scale))

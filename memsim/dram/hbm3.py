@@ -1,0 +1,204 @@
+"""HBM3 as data: the organisation, the speed bin and the timing-constraint table.
+
+The values and their sources are listed in ``docs/reference/hbm3.md``: JEDEC JESD238
+(HBM3) as Ramulator 2's HBM3 model cites it (``python/ramulator/dram/hbm3.py``: table 4
+for the organisations, table 84 for tRFCab, the timing preset ``HBM3_6400Mbps``).
+
+Channels. An HBM3 channel is 64 data bits in two independent 32-bit pseudo-channels,
+each with its own banks and data bus; memsim's channel is one pseudo-channel. A burst
+is BL8 on 32 bits: 32 bytes (``BURST_BYTES``), so one memsim request is 32 bytes, as
+one Ramulator 2 HBM3 transaction is (its transaction size is the channel width times
+the prefetch, 32 x 8 bits). The two pseudo-channels of a channel share its command
+buses; memsim gives each pseudo-channel buses of its own (not modelled: a row or column
+command of one pseudo-channel delaying the other's; docs/reference/hbm3.md measures
+it against Ramulator 2). One stack ID (SID): a pseudo-channel of an 8- or 16-high stack
+has two or four SIDs, whose tRRD, tFAW and refresh span the pseudo-channel; memsim's
+rank would be a SID, and ``dram.ranks`` above 1 is refused until they are modelled.
+
+Clocks. memsim's cycle is CK; data moves four times per CK (HBM3-6400: CK 1.6 GHz,
+tCK 0.625 ns), so BL8 takes 2 CK (``tBL``).
+
+Commands. HBM3 has two command buses: the row bus (ACT, PRE, PREA = PREab, REF = REFab)
+and the column bus (RD, WR, RDA, WRA). A row and a column command may issue in the same
+cycle, two commands of one bus may not (``COMMAND_BUSES``; the engine's dual-bus loop
+variant issues the second). JESD238 registers row commands on half clocks: ACT takes
+1.5 CK (rising, falling, rising edge), PRE, PREA and REF 0.5 CK, a column command 1 CK
+(``COMMAND_HALF_CYCLES``), and the timings count from a command's last half cycle.
+memsim issues every command on a rising edge (whole cycles): each rule of the table is
+its JEDEC value shifted by the two commands' registration, rounded up to a whole cycle
+(``memsim.dram.constraint``). So an ACT holds the row bus 2 CK (1.5 rounded up), and a
+PRE after a column command waits half a cycle more than on the half-cycle grid, where a
+PRE may issue on a falling edge.
+
+What is not modelled is a config error naming the key and the reason
+(NOT_MODELLED_SETTINGS, NOT_MODELLED_VALUES): per-bank refresh (REFpb), refresh
+management (RFM), SIDs, NDAs, sub-banks and the ECC schemes.
+"""
+
+from __future__ import annotations
+
+import math
+
+from memsim.dram import clock
+from memsim.dram.constraint import Constraint as C
+
+NAME = "HBM3"
+
+COMMANDS = ("ACT", "PRE", "PREA", "RD", "WR", "RDA", "WRA", "REF")
+LEVELS = ("channel", "rank", "bankgroup", "bank")
+
+_ROW = ("ACT", "PRE", "PREA", "REF")
+_RD = ("RD", "RDA")
+_WR = ("WR", "WRA")
+_COL = _RD + _WR
+# The two command buses: a command of one never waits for the other's.
+COMMAND_BUSES = (_ROW, _COL)
+# Half clock cycles each command takes on its bus (JESD238: ACT rising-falling-rising,
+# the other row commands one edge, column commands a whole clock); on memsim's
+# whole-cycle grid a command holds its bus for the whole cycles those half cycles touch.
+COMMAND_HALF_CYCLES = dict(ACT=3, PRE=1, PREA=1, REF=1, RD=2, WR=2, RDA=2, WRA=2)
+COMMAND_BUS_CYCLES = {c: -(-h // 2) for c, h in COMMAND_HALF_CYCLES.items()}
+
+CHANNEL_WIDTH_BITS = 32  # one pseudo-channel
+BURST_LENGTH = 8  # beats (BL8)
+BURST_BYTES = 32  # BL8 x 32 bits
+TRANSFERS_PER_CLOCK = 4  # HBM3: the data rate is four times CK
+
+# Organisation (JESD238 table 4 as Ramulator 2 lists it, its HBM3_4Gb preset): a 4 Gb
+# channel of two pseudo-channels, one SID, 4 bank groups of 4 banks per pseudo-channel,
+# 16K rows of 32 column addresses, each a BL8 burst of 32 bytes (a 1 KB page). memsim's
+# columns are beats: 32 x 8 = 256 per row. density_gbit is the channel's density.
+ORGANISATIONS = {
+    "x32_pc": dict(width=32, bankgroups=4, banks_per_group=4, rows={4: 16384},
+                   columns=256, page_bytes=1024),
+}
+
+# The speed bin: HBM3-6400 (tCK 0.625 ns), in CK as Ramulator 2's HBM3_6400Mbps preset
+# gives them (JESD238). tRFC is table 84's tRFCab for the channel density (4 Gb: 260 ns),
+# tREFI 3.9 us; tRFCpb and tRREFD (per-bank refresh, not modelled) as the preset has them.
+SPEED_BINS = {
+    "HBM3_6400": dict(
+        data_rate_mtps=6400, CL=20, CWL=10, tRCDRD=31, tRCDWR=15, tRP=26, tRAS=45, tRC=72,
+        tWR=33, tRTP=9, tCCD_S=2, tCCD_L=4, tCCD_R=3, tRRD_S=4, tRRD_L=5, tFAW=24,
+        tWTR_S=7, tWTR_L=10, tRTW=20, tPPD=2,
+        tRFC={4: math.ceil(260 / 0.625)}, tRFCpb=320, tRREFD=8,
+        tREFI=clock.interval_nck(3900, 6400, TRANSFERS_PER_CLOCK),
+    ),
+}
+COMMON_TIMINGS = dict(tBL=BURST_LENGTH // TRANSFERS_PER_CLOCK)
+
+# The table: JESD238's rules as Ramulator 2 writes them, its levels mapped onto memsim's:
+# pseudo-channel -> channel, SID -> rank, bank group, bank. Every row counts between the
+# commands' registration (their last half cycle: COMMAND_HALF_CYCLES); the spec compiler
+# shifts each to first cycles and rounds up to a whole cycle.
+CONSTRAINTS = (
+    # --- same bank ---
+    C("bank", ("ACT",), _RD, "tRCDRD"),
+    C("bank", ("ACT",), _WR, "tRCDWR"),
+    C("bank", ("ACT",), ("PRE", "PREA"), "tRAS"),
+    C("bank", ("ACT",), ("ACT",), "tRC"),
+    C("bank", ("PRE",), ("ACT", "REF"), "tRP"),
+    C("bank", ("RD",), ("PRE", "PREA"), "tRTP"),
+    C("bank", ("WR",), ("PRE", "PREA"), "CWL + tBL + tWR"),
+    C("bank", ("RDA",), ("ACT", "REF"), "tRTP + tRP"),
+    C("bank", ("WRA",), ("ACT", "REF"), "CWL + tBL + tWR + tRP"),
+    # an auto-precharge is never before ACT + tRAS (as DDR4's table)
+    C("bank", ("ACT",), ("ACT", "REF"), "tRAS + tRP"),
+    # --- same bank group ---
+    C("bankgroup", _RD, _RD, "tCCD_L"),
+    C("bankgroup", _WR, _WR, "tCCD_L"),
+    C("bankgroup", _WR, _RD, "CWL + tBL + tWTR_L"),
+    C("bankgroup", ("ACT",), ("ACT",), "tRRD_L"),
+    # --- same SID ---
+    C("rank", _RD, _RD, "tCCD_S"),
+    C("rank", _WR, _WR, "tCCD_S"),
+    # --- another SID of the pseudo-channel ---
+    C("rank", _RD, _RD, "tCCD_R", other_rank=True),
+    # --- the pseudo-channel: its data bus, turnarounds, activation and refresh ---
+    C("channel", _RD, _RD, "tBL"),
+    C("channel", _WR, _WR, "tBL"),
+    C("channel", _RD, _WR, "tRTW"),
+    C("channel", _WR, _RD, "CWL + tBL + tWTR_S"),
+    C("channel", ("ACT",), ("ACT",), "tRRD_S"),
+    C("channel", ("ACT",), ("ACT",), "tFAW", window=4),
+    C("channel", ("PRE", "PREA"), ("PRE", "PREA"), "tPPD"),
+    C("channel", ("PREA",), ("ACT", "REF"), "tRP"),
+    C("channel", ("ACT",), ("REF",), "tRC"),
+    C("channel", ("REF",), ("ACT", "PREA", "REF"), "tRFC"),
+    # --- the command buses (counted from first cycles): an ACT holds the row bus two
+    # cycles, any other command its bus one ---
+    C("channel", ("ACT",), _ROW, "2", bus=True),
+    C("channel", ("PRE", "PREA", "REF"), _ROW, "1", bus=True),
+    C("channel", _COL, _COL, "1", bus=True),
+)
+
+REFRESH_MODES = {"all_bank": dict(command="REF", trfc="tRFC", refi_divisor=1)}
+
+POSITIVE_TIMINGS = ("CL", "CWL", "tRCDRD", "tRCDWR", "tRP", "tRAS", "tRC", "tBL", "tCCD_S",
+                    "tCCD_L", "tCCD_R", "tRRD_S", "tRRD_L", "tFAW", "tWTR_S", "tWTR_L",
+                    "tRTP", "tWR", "tRTW", "tRFC", "tREFI", "tPPD")
+ORDERED_TIMINGS = (
+    ("tRCDRD", "tRAS", "a row must stay open until it can be read (tRAS >= tRCDRD)"),
+    ("tBL", "tCCD_S", "back-to-back bursts would overlap on the data bus (tCCD_S >= tBL)"),
+    ("tCCD_S", "tCCD_L", "the same bank group is never faster than another (tCCD_L >= "
+     "tCCD_S)"),
+)
+
+
+def resolve_timings(speed: str, org: str, density_gbit: int, overrides=None) -> dict:
+    """Every timing of one device as a flat ``{name: cycles}`` dict (tRFC for the channel
+    density; ``overrides`` replace any)."""
+    t = {}
+    for name, value in SPEED_BINS[speed].items():
+        t[name] = value[density_gbit] if isinstance(value, dict) else value
+    t.update(COMMON_TIMINGS)
+    if overrides:
+        t.update(overrides)
+    return t
+
+
+def tck_ns(timings: dict) -> float:
+    """CK period in ns: four transfers per CK."""
+    return TRANSFERS_PER_CLOCK * 1000.0 / timings["data_rate_mtps"]
+
+
+# Power: no HBM3 IDD table at hand (JESD238 gives no IDD values; vendors' HBM3 datasheets
+# are not public). Every value is NaN, so energy results are NaN and say why
+# (energy.model.source); dram.power gives them.
+POWER_NAMES = ("VDD", "IDD0", "IDD2N", "IDD3N", "IDD4R", "IDD4W", "IDD5", "IDD2P", "IDD3P",
+               "IDD6")
+POWER_SOURCE = ("none: no HBM3 IDD values at hand (JESD238 has none); energy is NaN "
+                "unless dram.power gives every current")
+
+
+def resolve_power(speed: str, org: str, density_gbit: int, overrides=None) -> dict:
+    out = dict.fromkeys(POWER_NAMES, math.nan)
+    if overrides:
+        out.update(overrides)
+    out["source"] = POWER_SOURCE if any(math.isnan(v) for k, v in out.items()
+                                        if k in POWER_NAMES) else "dram.power"
+    return out
+
+
+_NOT_ON_HBM3 = "not modelled on HBM3"
+NOT_MODELLED_SETTINGS = {
+    "ecc.ondie_rmw_cycles": "HBM3's on-die ECC is " + _NOT_ON_HBM3,
+}
+NOT_MODELLED_VALUES = {
+    ("nda.enabled", True): "near-data accelerators are " + _NOT_ON_HBM3,
+    ("dram.refresh_mode", "same_bank"): "per-bank refresh (REFpb) is " + _NOT_ON_HBM3
+    + " yet (all_bank: REFab)",
+    ("dram.refresh_mode", "fine_granularity"): "HBM3 has no fine-granularity refresh "
+    "mode (all_bank: REFab)",
+}
+for _scheme in ("salp1", "salp2", "masa", "eruca"):
+    NOT_MODELLED_VALUES[("dram.subbank_scheme", _scheme)] = "sub-banks are " + _NOT_ON_HBM3
+for _scheme in ("ondie", "secded_x72", "chipkill_x4", "chipkill_x8_lockstep", "duo",
+                "write_crc", "aiecc", "ca_parity", "inline"):
+    NOT_MODELLED_VALUES[("ecc.scheme", _scheme)] = "ECC schemes are " + _NOT_ON_HBM3
+# a pseudo-channel of an 8- or 16-high stack has 2 or 4 SIDs; their tRRD_S, tFAW and
+# all-bank refresh span the pseudo-channel, which memsim's per-rank refresh does not
+for _ranks in (2, 4, 8, 16, 32, 64):
+    NOT_MODELLED_VALUES[("dram.ranks", _ranks)] = (
+        "stack IDs (SIDs, memsim's ranks) are " + _NOT_ON_HBM3 + " yet: one SID per "
+        "pseudo-channel (dram.ranks: 1)")

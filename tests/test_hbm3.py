@@ -1,0 +1,132 @@
+"""HBM3 on the dual-bus loop variant (memsim/dram/hbm3.py, docs/reference/hbm3.md):
+closed forms (idle row miss, one bank group's stream, the bank-group round robin, a read
+that meets a refresh), a row and a column command issued in the same cycle, the same
+decisions cycle by cycle and event to event, and every preset clean under the checker.
+
+Device: HBM3-6400 (CK 1.6 GHz, tCK 0.625 ns), one 32-bit pseudo-channel, BL8 (32 B).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from helpers import addresses, cycles_of, protocol_check, resolve, run_logged
+
+from memsim.dram import hbm3
+from memsim.errors import ConfigError
+
+PC = "hbm3_6400_1pc"
+NO_REFRESH = ["dram.refresh=false"]
+T = hbm3.resolve_timings("HBM3_6400", "x32_pc", 4)
+# an ACT is registered 1 CK after its first edge, a read 0.5 CK: the read of a row
+# activated at 0 issues at tRCDRD + 1 (31.5 rounded up to a whole cycle)
+RCD = T["tRCDRD"] + 1
+
+
+def test_idle_row_miss_is_trcdrd_cl_tbl(tmp_path):
+    _, _, m = resolve(PC, NO_REFRESH)
+    a = addresses(m, [dict(bankgroup=3, bank=1, row=9)])
+    _, s, log, path = run_logged(tmp_path, a, [False], [0], PC, NO_REFRESH)
+    assert cycles_of(log, "ACT") == [0] and cycles_of(log, "RD") == [RCD]
+    assert s["latency_cycles"]["read"]["max"] == RCD + T["CL"] + T["tBL"] == 54
+    assert s["latency_ns"]["read"]["max"] == 33.75
+    assert protocol_check(path, PC, NO_REFRESH).total == 0
+
+
+def test_one_bank_groups_reads_are_tccd_l_apart(tmp_path):
+    n = 12
+    _, _, m = resolve(PC, NO_REFRESH)
+    a = addresses(m, [dict(bankgroup=2, row=4, column=8 * i) for i in range(n)])
+    _, s, log, path = run_logged(tmp_path, a, [False] * n, [0] * n, PC, NO_REFRESH)
+    assert cycles_of(log, "RD") == [RCD + T["tCCD_L"] * i for i in range(n)]
+    assert s["cycles"] == RCD + (n - 1) * T["tCCD_L"] + T["CL"] + T["tBL"]
+    assert protocol_check(path, PC, NO_REFRESH).total == 0
+
+
+def test_bank_group_round_robin_reaches_the_pseudo_channels_peak(tmp_path):
+    # 4 bank groups x 8 row hits, round robin: once the rows are open a read every
+    # tCCD_S = tBL = 2 CK: 32 B / 1.25 ns = 25.6 GB/s on the pseudo-channel
+    per, groups = 8, 4
+    _, spec, m = resolve(PC, NO_REFRESH)
+    a = addresses(m, [dict(bankgroup=g, row=2, column=8 * i)
+                      for i in range(per) for g in range(groups)])
+    n = len(a)
+    _, _, log, path = run_logged(tmp_path, a, [False] * n, [0] * n, PC, NO_REFRESH)
+    rd = cycles_of(log, "RD")
+    # from the last bank group's first read on (its ACT is the last, tRRD_S after the
+    # one before): the four rows open
+    steady = [c for c in rd if c >= max(cycles_of(log, "ACT")) + RCD]
+    assert len(steady) >= n // 2
+    assert {b - a for a, b in zip(steady, steady[1:], strict=False)} == {T["tCCD_S"]}
+    assert T["tCCD_S"] == T["tBL"]
+    assert 32 / (T["tBL"] * spec.tck_ns) == pytest.approx(spec.peak_bandwidth_gbps) == 25.6
+    assert protocol_check(path, PC, NO_REFRESH).total == 0
+
+
+def test_a_read_that_meets_a_refresh_waits_trfc(tmp_path):
+    # refresh loss: the read arriving with the REF waits tRFC for its ACT (a REF is
+    # registered on one edge, an ACT 1 CK after its first: tRFC - 1 between first
+    # cycles); the pseudo-channel loses tRFC / tREFI = 416 / 6240 of its time
+    _, _, m = resolve(PC)
+    a = addresses(m, [dict(bankgroup=1, bank=0, row=2)])
+    _, s, log, path = run_logged(tmp_path, a, [False], [T["tREFI"]], PC)
+    assert cycles_of(log, "REF") == [T["tREFI"]]
+    assert cycles_of(log, "ACT") == [T["tREFI"] + T["tRFC"] - 1]
+    assert s["latency_cycles"]["read"]["max"] == T["tRFC"] - 1 + RCD + T["CL"] + T["tBL"]
+    assert T["tRFC"] / T["tREFI"] == pytest.approx(0.0667, abs=1e-4)
+    assert protocol_check(path, PC).total == 0
+
+
+def test_a_row_and_a_column_command_issue_in_the_same_cycle(tmp_path):
+    # reads of one open row, and a miss to another bank group arriving when the first
+    # read issues: its ACT goes on the row bus in the read's cycle
+    _, _, m = resolve(PC, NO_REFRESH)
+    hits = [dict(bankgroup=0, row=1, column=8 * i) for i in range(4)]
+    a = addresses(m, hits + [dict(bankgroup=1, row=1)])
+    cyc = [0, 0, 0, 0, RCD]
+    _, _, log, path = run_logged(tmp_path, a, [False] * 5, cyc, PC, NO_REFRESH)
+    assert cycles_of(log, "RD")[0] == RCD
+    assert cycles_of(log, "ACT") == [0, RCD]
+    assert protocol_check(path, PC, NO_REFRESH).total == 0
+
+
+def test_tick_and_event_decide_alike(tmp_path):
+    rng = np.random.default_rng(5)
+    n = 1500
+    _, _, m = resolve(PC)
+    a = (rng.integers(0, m.capacity_bytes // 32, n) * 32).astype(np.int64)
+    w = rng.random(n) < 0.3
+    cyc = np.sort(rng.integers(0, 8 * n, n)).astype(np.int64)
+    _, s1, log1, _ = run_logged(tmp_path, a, w, cyc, PC, name="event.csv")
+    _, s2, log2, _ = run_logged(tmp_path, a, w, cyc, PC, tick=True, name="tick.csv")
+    assert log1.equals(log2)
+    assert s1["cycles"] == s2["cycles"]
+
+
+@pytest.mark.parametrize("preset", [PC, "hbm3_6400_16pc"])
+def test_random_reads_and_writes_are_clean_under_the_hbm3_checker(tmp_path, preset):
+    rng = np.random.default_rng(3)
+    n = 6000
+    _, _, m = resolve(preset)
+    a = (rng.integers(0, m.capacity_bytes // 32, n) * 32).astype(np.int64)
+    w = rng.random(n) < 0.3
+    _, s, log, path = run_logged(tmp_path, a, w, np.zeros(n, np.int64), preset)
+    assert s["requests"]["total"] == n
+    assert protocol_check(path, preset).total == 0
+    # the two buses are used in one cycle
+    both = log.groupby(["cycle", "channel"]).size()
+    assert both.max() == 2 and (both == 2).sum() > 0
+    assert math.isnan(s["energy_nj"]["total"])
+    assert "no HBM3 IDD values" in s["energy_model"]["source"]
+
+
+def test_cores_front_end_is_refused_with_the_reason():
+    from memsim import config
+    from memsim.dram import spec as spec_mod
+    from memsim.engine import Engine
+
+    cfg = config.load(PC, ["frontend.mode=cores"])
+    with pytest.raises(ConfigError, match="frontend.mode: cores"):
+        Engine(cfg, spec_mod.build(cfg), timed=False, cores=object())
