@@ -1,5 +1,5 @@
 """Protocol checker: replay a DRAM command log and report every rule of its standard
-(DDR4, DDR5) it breaks.
+(DDR4, DDR5, LPDDR5, HBM3) it breaks.
 
 The checker is deliberately independent of the engine. Every rule is written out below,
 by name, straight from ``docs/reference/ddr4.md``; only the timing *numbers* come

@@ -76,7 +76,7 @@ def build_parser(run_only: bool = False) -> argparse.ArgumentParser:
                      help="write every issued DRAM command as CSV (gzip if .gz)")
     run.add_argument("--check", action="store_true",
                      help="check the command log against the rules of the config's "
-                          "standard (DDR4, DDR5) after the run")
+                          "standard (DDR4, DDR5, LPDDR5, HBM3) after the run")
     run.add_argument("--skip-bad-lines", action="store_true",
                      help="skip and count malformed trace lines instead of stopping")
     run.add_argument("--wrap-addresses", action="store_true",
