@@ -207,6 +207,7 @@ TEST_TIERS = {
     "test_compare.py::test_dask_backend": "slow",
     "test_compare.py::test_docs_compare_example_prints_the_table_shown": "slow",
     "test_compiler.py::test_live_map_is_numbas": "slow",
+    "test_compiler.py::test_engine_never_indexes_below_zero": "slow",
     "test_cores.py::test_docs_cores_example_runs": "slow",
     "test_ddr5_refresh.py::test_memsim_run_check_and_memsim_check_know_the_refresh_mode":
         "slow",

@@ -9,8 +9,13 @@ benchmarks/ab_logs.py."""
 from __future__ import annotations
 
 import copy
+import json
+import os
 import re
+import subprocess
+import sys
 from collections import namedtuple
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +29,13 @@ from numba.core.controlflow import CFGraph
 from memsim.engine import compiler, controller, device, layout, loop, nda, schedule, subbank
 
 pytestmark = pytest.mark.skipif(not compiler.OPTIONS, reason="numba lacks the internals")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _env(tmp_path) -> dict:
+    """memsim in a subprocess, with a numba cache of its own (bounds checks compile
+    other code than the tests' cache holds)."""
+    return dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_CACHE_DIR=str(tmp_path / "numba"))
 
 
 @st.composite
@@ -115,3 +127,41 @@ def test_tuple_lowering_same_code_and_result():
     assert results[0] == results[1] == (sum(range(2, 10)), list(range(2, 10)),
                                         [[i, 0] for i in range(2, 10)])
     assert _machine_code(ours) == _machine_code(plain)
+
+
+def _at(a, i):
+    return a[i]
+
+
+def test_engine_functions_index_as_is():
+    """An engine function uses an integer index as it is: -1 is out of bounds (an
+    IndexError under boundscheck), where numba, like Python, reads the last element;
+    numba functions compiled with numba's own pipeline in the same process still count
+    a negative index from the end."""
+    a = np.arange(5, dtype=np.int64)
+    ours = njit(_nrt=False, boundscheck=True, **compiler.OPTIONS)(_at)
+    assert ours(a, 4) == 4
+    with pytest.raises(IndexError):
+        ours(a, -1)
+    assert njit(_at)(a, -1) == 4
+    assert njit(boundscheck=True)(_at)(a, -5) == 0
+
+
+def test_engine_never_indexes_below_zero(tmp_path):
+    """The plain loop run with numba's bounds checks on (NUMBA_BOUNDSCHECK=1, in a
+    process of its own with a cache of its own; LLVM level 0, the cheapest compile): a negative index anywhere in it would
+    be an IndexError (the test above), so a clean run of random reads and writes at two
+    ranks, with refresh and the command log, shows none was taken. Every loop variant was
+    run so on benchmarks/ab_logs.py's cases when the indexing changed."""
+    trace = tmp_path / "t.trace"
+    assert subprocess.run([sys.executable, "-m", "memsim", "trace", "gen", "random", "-n",
+                           "10000", "--write-ratio", "0.33", "-o", trace], cwd=ROOT,
+                          env=_env(tmp_path), capture_output=True).returncode == 0
+    out = subprocess.run([sys.executable, "-m", "memsim", "run", trace, "-c",
+                          "ddr4_2400_x8_1ch1r", "-p", "dram.ranks=2", "--cmd-log",
+                          tmp_path / "cmd.csv", "--check", "--json", tmp_path / "r.json",
+                          "-q"], cwd=ROOT,
+                         env=dict(_env(tmp_path), NUMBA_BOUNDSCHECK="1", NUMBA_OPT="0"),
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads((tmp_path / "r.json").read_text())["requests"]["total"] == 10000
