@@ -8,14 +8,19 @@ Device: HBM3-6400 (CK 1.6 GHz, tCK 0.625 ns), one 32-bit pseudo-channel, BL8 (32
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
-from helpers import addresses, cycles_of, protocol_check, resolve, run_logged
+from helpers import addresses, cycles_of, log_body, protocol_check, resolve, run_logged
 
+import memsim.sim
 from memsim.dram import hbm3
+from memsim.engine import Engine
 from memsim.errors import ConfigError
+from memsim.sim import run_arrays
 
 PC = "hbm3_6400_1pc"
 NO_REFRESH = ["dram.refresh=false"]
@@ -103,6 +108,26 @@ def test_tick_and_event_decide_alike(tmp_path):
     _, s2, log2, _ = run_logged(tmp_path, a, w, cyc, PC, tick=True, name="tick.csv")
     assert log1.equals(log2)
     assert s1["cycles"] == s2["cycles"]
+
+
+def test_log_buffer_flushes_keep_both_buses_commands(tmp_path, monkeypatch):
+    # two commands a pseudo-channel a cycle (a row and a column command): the loop
+    # flushes the command-log buffer while it has room for both, or the second is lost
+    rng = np.random.default_rng(6)
+    n = 1000
+    over = ["dram.channels=2"]
+    _, _, m = resolve(PC, over)
+    a = (rng.integers(0, m.capacity_bytes // 32, n) * 32).astype(np.int64)
+    w = rng.random(n) < 0.3
+    whole = run_arrays(a, w, None, PC, over, cmd_log=tmp_path / "a.csv")
+    # a 5-row buffer: the engine returns to flush it every few commands and resumes
+    monkeypatch.setattr(memsim.sim, "Engine", functools.partial(Engine, log_capacity=5))
+    small = run_arrays(a, w, None, PC, over, cmd_log=tmp_path / "b.csv")
+    assert small.summary()["cycles"] == whole.summary()["cycles"]
+    assert log_body(tmp_path / "a.csv") == log_body(tmp_path / "b.csv")
+    log = pd.read_csv(tmp_path / "b.csv", comment="#")
+    served = log[log.command.isin(["RD", "WR"])]
+    assert sorted(served.request) == list(range(n))
 
 
 @pytest.mark.parametrize("preset", [PC, "hbm3_6400_16pc"])

@@ -60,6 +60,7 @@ from memsim.engine.layout import (
     CAT_NONE,
     F_CACHES,
     F_CORES,
+    F_DUALBUS,
     F_ECC,
     F_HEAP,
     F_IDX,
@@ -158,6 +159,8 @@ def make_loop(features: int):
         # only, so commands issue on the rising clock edge; only data ends fall between
         cycle = P[P_CYCLE]
         log_room = nch  # commands a cycle can add to the log
+        if features & F_DUALBUS:
+            log_room = 2 * nch  # a row and a column command a channel
         if features & F_NDA:
             log_room = nch * (1 + P[P_NRANK])  # and one per rank's NDA
         F = S.F
