@@ -12,11 +12,13 @@ queued request's next command becomes ready, a refresh falls due, an open row ti
 out) and takes the minimum over channels and the front end. With ``tick`` set it
 instead advances one cycle at a time; both give identical decisions (tested).
 
-Speed is fragile: the loop is one large function after inlining, and LLVM's code layout
-decides much of its speed. Changes that do less work have measured slower, and code
-that never runs on a trace has cost a third of its speed; measure every change with
-``benchmarks/ab_speed.py`` (both versions in the same processes) rather than by
-comparing separate runs, which differ by up to 25% from process to process.
+Speed is fragile: the loop is one large function after inlining, with more live values
+than registers, and which of them LLVM keeps in registers and which it reloads from
+the stack decides much of its speed. Indices are used as they are, never counted from
+the end (memsim.engine.compiler), which keeps sixty-odd array lengths out of that
+contest. Measure every change with ``benchmarks/ab_speed.py`` (both versions in the
+same processes) rather than by comparing separate runs, which differ by up to 25% from
+process to process.
 
 Compilation options (``_COMPILED``): ``_nrt=False`` because the loop allocates nothing,
 and without the runtime's reference counting a helper that takes the ~35-array state
