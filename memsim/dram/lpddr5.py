@@ -17,7 +17,9 @@ request is 32 bytes, as on HBM3: a trace of 64-byte lines replays as two request
 line, at a and a + 32. Its column timings are JESD209-5B's BL/n_min and BL/n_max with
 BL16 (``BURST_TIMINGS``): tBL = tCCD_S = 2 CK, tCCD_L = 4 CK, as Ramulator 2's
 LPDDR5-6400 preset has them (nBL_min, nBL_max, nCCDS, nCCDL). JESD209-5B's 8-bank mode
-has BL32 only: ``x16_8b_bl16`` is a config error saying so (``NOT_MODELLED``).
+has BL32 only (its bank-organisation table as public descriptions give it; the standard
+was not at hand): ``x16_8b_bl16`` is a config error saying so (``NOT_MODELLED``). A
+channel runs one burst length: BL16 and BL32 mixed on one channel cannot be configured.
 
 Commands. memsim's ACT is LPDDR5's ACT-1 followed by ACT-2 on the next clock (two
 command-bus cycles, ``COMMAND_BUS_CYCLES``); its timings count from ACT-1 (JESD209-5B
@@ -35,8 +37,7 @@ REFpb refreshes one bank; the pair is JESD209-5B's as DRAMPower's LPDDR5 model h
 
 What is not modelled is a config error naming the key and the reason
 (NOT_MODELLED, NOT_MODELLED_SETTINGS, NOT_MODELLED_VALUES): BL16 in 8-bank mode (not in
-JESD209-5B), BL16 and BL32 mixed on one channel, the 16-bank mode, NDAs, sub-banks and
-the ECC schemes.
+JESD209-5B), the 16-bank mode, NDAs, sub-banks and the ECC schemes.
 """
 
 from __future__ import annotations
