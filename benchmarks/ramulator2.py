@@ -26,6 +26,9 @@ simulators, what each REFpb cost while it waited: REFpb issued, the mean cycles 
 falling due (every tREFIpb) to its issue, and the column commands issued in those waits
 (``refpb_waits``). ``LPDDR5-off`` runs both without refresh (memsim's ``dram.refresh:
 false``, Ramulator 2's ``NoRefresh``): the base the refresh modes' costs are measured from.
+``LPDDR5-bl16`` runs LPDDR5 with BL16 (memsim's ``dram.org: x16_bg_bl16``) against
+Ramulator 2's LPDDR5 at its own BL16, 32 B requests in both: each of the trace's n / 2
+lines as two requests, at a and a + 32.
 
 ``--tree`` runs memsim from other checkouts too (each as PYTHONPATH, e.g. before and
 after a change): a row per tree. Build Ramulator 2 yourself (benchmarks/anchors.py
@@ -125,6 +128,12 @@ CASES["LPDDR5-pb"] = dict(
     divided=dict(nREFIpb=("tREFI", 8)))
 CASES["LPDDR5-off"] = dict(CASES["LPDDR5"], refresh="NoRefresh",
                            overrides=CASES["LPDDR5"]["overrides"] + ("dram.refresh=false",))
+# LPDDR5 with BL16: memsim's x16_bg_bl16 (32 B requests) against Ramulator 2's LPDDR5 as
+# it is, BL16 (its transaction 16 bits x BL16 = 32 B), with memsim's timings (the same
+# numbers at 6400: nBL_min 2, nBL_max 4, nCCDS 2, nCCDL 4, nRTP = tBL + tRTP = 8); the
+# trace's n / 2 lines each as two 32 B requests, at a and a + 32 (split)
+CASES["LPDDR5-bl16"] = dict(CASES["LPDDR5"], split=2,
+                            overrides=CASES["LPDDR5"]["overrides"] + ("dram.org=x16_bg_bl16",))
 
 RAMULATOR_RUN = '''
 import json, sys
@@ -174,6 +183,16 @@ def traces(kind: str, n: int, work: Path, footprint: str) -> tuple[Path, Path]:
                         "-o", str(path), "--format", fmt, "-q", *wr], check=True, cwd=ROOT,
                        env=dict(os.environ, PYTHONPATH=str(ROOT)))
     return native, ram
+
+
+def split_lines(path: Path, parts: int) -> None:
+    """Each request of a trace as ``parts`` requests of 64 / ``parts`` bytes, one after the
+    other (a 64-byte line as LPDDR5 BL16's two 32-byte bursts)."""
+    step = 64 // parts
+    out = [f"{op} {int(addr, 16) + k * step:#x}"
+           for op, addr in (line.split() for line in path.read_text().splitlines())
+           for k in range(parts)]
+    path.write_text("\n".join(out) + "\n")
 
 
 def log_counts(log: Path, t: dict) -> dict:
@@ -255,7 +274,10 @@ def main() -> None:
         for std in args.standards.split(","):
             case = CASES[std]
             for kind in args.kinds.split(","):
-                native, ram = traces(kind, args.n, work, case.get("footprint", "4GiB"))
+                parts = case.get("split", 1)
+                native, ram = traces(kind, args.n // parts, work, case.get("footprint", "4GiB"))
+                for path in (native, ram) if parts > 1 else ():
+                    split_lines(path, parts)
                 results = []
                 for i, tree in enumerate(trees):
                     log, out = work / f"log{i}.csv", work / f"out{i}.json"

@@ -72,7 +72,10 @@ def _key(default, help: str, unit: str, used_by: str, **limits):
 # The choices of every standard (memsim.dram.standards); _check_standard checks that a
 # config's speed bin, organisation and density are its standard's.
 _SPEEDS = tuple(s for std in STANDARDS.values() for s in std.SPEED_BINS)
-_ORGS = tuple(dict.fromkeys(o for std in STANDARDS.values() for o in std.ORGANISATIONS))
+_ORGS = tuple(dict.fromkeys([o for std in STANDARDS.values() for o in std.ORGANISATIONS]
+                            # organisations a standard names but does not model: its error
+                            + [v for std in STANDARDS.values()
+                               for k, v in std.NOT_MODELLED if k == "org"]))
 _DENSITIES = tuple(sorted({g for std in STANDARDS.values() for o in std.ORGANISATIONS.values()
                            for g in o["rows"]}
                           # densities a standard names but does not model yet: its error

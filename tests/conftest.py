@@ -122,6 +122,8 @@ FILE_TIERS = {
     "test_ddr5.py": "engine",
     "test_lpddr5.py": "engine",
     "test_lpddr5_refresh.py": "data",
+    "test_lpddr5_bl16_data.py": "data",
+    "test_lpddr5_bl16.py": "engine",
     "test_hbm3_data.py": "data",
     "test_hbm3.py": "mechanism",
     "test_refresh_serves_open_rows.py": "engine",

@@ -149,10 +149,11 @@ def test_engine_functions_index_as_is():
 
 def test_engine_never_indexes_below_zero(tmp_path):
     """The plain loop run with numba's bounds checks on (NUMBA_BOUNDSCHECK=1, in a
-    process of its own with a cache of its own; LLVM level 0, the cheapest compile): a negative index anywhere in it would
-    be an IndexError (the test above), so a clean run of random reads and writes at two
-    ranks, with refresh and the command log, shows none was taken. Every loop variant was
-    run so on benchmarks/ab_logs.py's cases when the indexing changed."""
+    process of its own with a cache of its own; LLVM level 0, the cheapest compile): a
+    negative index anywhere in it would be an IndexError (the test above), so a clean run
+    of random reads and writes at two ranks, with refresh and the command log, shows none
+    was taken. Every loop variant was run so on benchmarks/ab_logs.py's cases when the
+    indexing changed."""
     trace = tmp_path / "t.trace"
     assert subprocess.run([sys.executable, "-m", "memsim", "trace", "gen", "random", "-n",
                            "10000", "--write-ratio", "0.33", "-o", trace], cwd=ROOT,

@@ -131,14 +131,25 @@ class Device:
         return 2 if self.ecc.lockstep else 1
 
     @property
+    def burst_length(self) -> int:
+        """Beats (DRAM columns) of one burst: the organisation's, else the standard's
+        (Standard.burst_of)."""
+        return self.std.burst_of(self.org)[0]
+
+    @property
+    def request_bytes(self) -> int:
+        """Bytes one request moves: one burst of the organisation (LPDDR5 BL16: 32)."""
+        return self.std.burst_of(self.org)[1]
+
+    @property
     def burst_bytes(self) -> int:
-        """Bytes one access moves (twice the standard's burst in lockstep)."""
-        return self.std.BURST_BYTES * self.lockstep
+        """Bytes one access moves (twice the burst in lockstep)."""
+        return self.request_bytes * self.lockstep
 
     @property
     def capacity_bytes(self) -> int:
         """Bytes of the whole memory system (data; check bits not counted)."""
-        per_row = self.organisation["columns"] // self.std.BURST_LENGTH * self.burst_bytes
+        per_row = self.organisation["columns"] // self.burst_length * self.burst_bytes
         return (self.channels // self.lockstep * self.ranks * self.banks_per_rank
                 * self.rows * per_row)
 
@@ -148,7 +159,7 @@ class Device:
 
     def resolved_ecc(self) -> dict:
         """The ECC scheme's derived numbers (``ecc.resolved``)."""
-        return self.ecc.resolved(self.timings, self.std.BURST_LENGTH)
+        return self.ecc.resolved(self.timings, self.burst_length)
 
 
 def resolve(cfg) -> Device:

@@ -10,6 +10,17 @@ WCK:CK = 4:1 (the ratio of every bin here): a data rate of R MT/s is CK = R / 8 
 (LPDDR5-6400: CK 800 MHz, tCK 1.25 ns). A 64-byte request is one BL32 burst on the
 16-bit channel, 32 beats = 4 CK (``tBL``).
 
+Burst length. BL32 is the default (``x16_bg``, ``x16_8b``); the organisation
+``x16_bg_bl16`` is bank-group mode with BL16: a burst is 16 beats, 32 bytes (its
+``burst_length`` / ``burst_bytes``, read through ``Standard.burst_of``), so one memsim
+request is 32 bytes, as on HBM3: a trace of 64-byte lines replays as two requests a
+line, at a and a + 32. Its column timings are JESD209-5B's BL/n_min and BL/n_max with
+BL16 (``BURST_TIMINGS``): tBL = tCCD_S = 2 CK, tCCD_L = 4 CK, as Ramulator 2's
+LPDDR5-6400 preset has them (nBL_min, nBL_max, nCCDS, nCCDL). JESD209-5B's 8-bank mode
+has BL32 only (its bank-organisation table as public descriptions give it; the standard
+was not at hand): ``x16_8b_bl16`` is a config error saying so (``NOT_MODELLED``). A
+channel runs one burst length: BL16 and BL32 mixed on one channel cannot be configured.
+
 Commands. memsim's ACT is LPDDR5's ACT-1 followed by ACT-2 on the next clock (two
 command-bus cycles, ``COMMAND_BUS_CYCLES``); its timings count from ACT-1 (JESD209-5B
 measures tRCD, tRAS, tRC, tRRD and tFAW from ACT-1: ``TIMINGS_FROM_FIRST_CYCLE``). The
@@ -25,8 +36,8 @@ REFpb refreshes one bank; the pair is JESD209-5B's as DRAMPower's LPDDR5 model h
 (docs/reference/lpddr5.md "Refresh" gives the sources and the difference).
 
 What is not modelled is a config error naming the key and the reason
-(NOT_MODELLED_SETTINGS, NOT_MODELLED_VALUES): BL16 (a 64-byte request is two BL16
-bursts on x16), the 16-bank mode, NDAs, sub-banks and the ECC schemes.
+(NOT_MODELLED, NOT_MODELLED_SETTINGS, NOT_MODELLED_VALUES): BL16 in 8-bank mode (not in
+JESD209-5B), the 16-bank mode, NDAs, sub-banks and the ECC schemes.
 """
 
 from __future__ import annotations
@@ -52,15 +63,19 @@ TRANSFERS_PER_CK = 2 * WCK_PER_CK
 TRANSFERS_PER_CLOCK = TRANSFERS_PER_CK  # (the declared name: memsim.dram.standard)
 
 # Organisations (JESD209-5B addressing, x16 channel, 2 KB page: 1024 columns of 16 bits).
-# Bank-group mode: 4 bank groups of 4 banks (data rates above 3200 MT/s need it);
-# 8-bank mode: 8 banks, no bank groups (one group of 8: tCCD_L / tRRD_L / tWTR_L bind
-# every pair), BL32 only. Rows per bank from the density per channel: 8 Gb / (16 banks x
-# 2 KB) = 32K rows in bank-group mode, 64K in 8-bank mode.
+# Bank-group mode: 4 bank groups of 4 banks (data rates above 3200 MT/s need it), BL16
+# or BL32; 8-bank mode: 8 banks, no bank groups (one group of 8: tCCD_L / tRRD_L /
+# tWTR_L bind every pair), BL32 only. Rows per bank from the density per channel: 8 Gb /
+# (16 banks x 2 KB) = 32K rows in bank-group mode, 64K in 8-bank mode. x16_bg_bl16: BL16,
+# 16 beats x 16 bits = 32 bytes a burst, 64 bursts a row.
 ORGANISATIONS = {
     "x16_bg": dict(width=16, bankgroups=4, banks_per_group=4, rows={8: 32768, 16: 65536},
                    columns=1024, page_bytes=2048),
     "x16_8b": dict(width=16, bankgroups=1, banks_per_group=8, rows={8: 65536, 16: 131072},
                    columns=1024, page_bytes=2048),
+    "x16_bg_bl16": dict(width=16, bankgroups=4, banks_per_group=4,
+                        rows={8: 32768, 16: 65536}, columns=1024, page_bytes=2048,
+                        burst_length=16, burst_bytes=32),
 }
 
 
@@ -102,6 +117,13 @@ SPEED_BINS = {
 # group's column cycle BL/n_max = 8 (tCCD_L, JESD209-5B's BG-mode timing with BL32),
 # another bank group's tCCD_S = BL/n_min = 4. tPPD 2 nCK. tRTRS the rank switch.
 COMMON_TIMINGS = dict(tBL=4, tCCD_S=4, tCCD_L=8, tPPD=2, tRTRS=2)
+# BL16 (JESD209-5B's BG-mode column timings BL/n_min and BL/n_max, as Ramulator 2's
+# LPDDR5 model cites them, its LPDDR5-6400 preset nBL_min 2, nBL_max 4, nCCDS 2, nCCDL
+# 4): the burst 16 beats / 8 per CK = 2 CK, another bank group's tCCD_S = BL/n_min = 2,
+# the same bank group's tCCD_L = BL/n_max = 4. The table's rows use them unchanged: RD ->
+# WR CL + tBL + 2 - CWL, WR -> RD of the bank group CWL + tCCD_L + tWTR_L, RD -> PRE tBL +
+# tRTP (8 at 6400: Ramulator 2's nRTP).
+BURST_TIMINGS = {"x16_bg_bl16": dict(tBL=2, tCCD_S=2, tCCD_L=4)}
 
 _RD = ("RD", "RDA")
 _WR = ("WR", "WRA")
@@ -188,6 +210,7 @@ def resolve_timings(speed: str, org: str, density_gbit: int, overrides=None) -> 
     for name, value in SPEED_BINS[speed].items():
         t[name] = value[density_gbit] if isinstance(value, dict) else value
     t.update(COMMON_TIMINGS)
+    t.update(BURST_TIMINGS.get(org, {}))
     if overrides:
         t.update(overrides)
     return t
@@ -217,6 +240,10 @@ def resolve_power(speed: str, org: str, density_gbit: int, overrides=None) -> di
 
 
 _NOT_ON_LPDDR5 = "not modelled on LPDDR5"
+NOT_MODELLED = {
+    ("org", "x16_8b_bl16"): "JESD209-5B's 8-bank mode has BL32 only (BL16 is bank-group "
+    "mode's: x16_bg_bl16)",
+}
 NOT_MODELLED_SETTINGS = {
     "ecc.ondie_rmw_cycles": "LPDDR5's link ECC and on-die ECC are " + _NOT_ON_LPDDR5,
 }

@@ -114,8 +114,9 @@ class DeviceSpec:
 
     @property
     def burst_length(self) -> int:
-        """DRAM columns (beats) one burst covers: the standard's BL."""
-        return STANDARDS[self.standard].BURST_LENGTH
+        """DRAM columns (beats) one burst covers: the organisation's BL, else the
+        standard's (Standard.burst_of)."""
+        return STANDARDS[self.standard].burst_of(self.org)[0]
 
     @property
     def bursts_per_row(self) -> int:
@@ -202,12 +203,12 @@ def build(cfg) -> DeviceSpec:
         columns=org["columns"], device_width=org["width"],
         chips_per_rank=iface.chips_per_rank, timings=timings,
         power=dict(dev.power), tck_ns=dev.tck_ns,
-        burst_bytes=std.BURST_BYTES * lockstep, burst_cycles=burst_cycles,
+        burst_bytes=dev.burst_bytes, burst_cycles=burst_cycles,
         data_delay=data_delay,
         latency=latency, window_prev=w[:, 0].copy(), window_scope=w[:, 1].copy(),
         window_next=w[:, 2].copy(), window_size=w[:, 3].copy(),
         window_latency=w[:, 4].copy(), ecc=iface, time_scale=scale,
-        request_bytes=std.BURST_BYTES,
+        request_bytes=dev.request_bytes,
         subbanks_per_bank=d.subbanks_per_bank if scheme != "none" else 1,
         subbank_scheme=scheme, power_window=power, eruca=eruca,
         nda_scopes=nda_scopes(std) if nda else (0, 0, 0, 0, 0), device=dev,

@@ -40,9 +40,12 @@ class Standard:
     NAME: str
     COMMANDS: tuple  # its command names, in the engine's order of kinds
     LEVELS: tuple  # hierarchy below the channel: channel, rank, bankgroup, bank
-    BURST_BYTES: int  # bytes one burst moves on a channel
-    BURST_LENGTH: int  # beats (DRAM columns) of one burst
-    ORGANISATIONS: dict  # org -> width, bankgroups, banks_per_group, rows, columns, page
+    BURST_BYTES: int  # bytes one burst moves on a channel (an organisation may override)
+    BURST_LENGTH: int  # beats (DRAM columns) of one burst (an organisation may override)
+    # org -> width, bankgroups, banks_per_group, rows, columns, page_bytes; optionally
+    # burst_length and burst_bytes, the organisation's burst where it is not the
+    # standard's (LPDDR5's BL16: burst_of)
+    ORGANISATIONS: dict
     SPEED_BINS: dict  # bin -> timings (cycles; per page size / density where they vary)
     COMMON_TIMINGS: dict  # timings every bin shares
     CONSTRAINTS: tuple  # Constraint rows
@@ -108,6 +111,14 @@ class Standard:
         if missing:
             raise TypeError(f"standard {who} ({module.__name__}): missing {', '.join(missing)}")
         return cls(**{n: getattr(module, n) for n in names if hasattr(module, n)})
+
+    def burst_of(self, org: str) -> tuple[int, int]:
+        """(beats, bytes) of one burst of organisation ``org``: its ``burst_length`` and
+        ``burst_bytes`` where it gives them, else the standard's BURST_LENGTH and
+        BURST_BYTES."""
+        o = self.ORGANISATIONS[org]
+        return (o.get("burst_length", self.BURST_LENGTH),
+                o.get("burst_bytes", self.BURST_BYTES))
 
     @property
     def optional_names(self) -> tuple[str, ...]:
@@ -183,3 +194,12 @@ def _check(std: Standard) -> None:
                     "page_bytes"):
             if key not in o:
                 raise ValueError(f"{who}: ORGANISATIONS[{org!r}] lacks {key!r}")
+        if "burst_length" in o or "burst_bytes" in o:
+            beats, size = std.burst_of(org)
+            if not (isinstance(beats, int) and isinstance(size, int) and beats > 0
+                    and size > 0 and beats * std.CHANNEL_WIDTH_BITS == 8 * size
+                    and o["columns"] % beats == 0):
+                raise ValueError(f"{who}: ORGANISATIONS[{org!r}]: a burst of {beats!r} "
+                                 f"beats and {size!r} bytes: expected whole numbers with "
+                                 f"beats x {std.CHANNEL_WIDTH_BITS} bits = bytes x 8 and "
+                                 f"the columns a multiple of the beats")
