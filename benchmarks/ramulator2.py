@@ -28,7 +28,8 @@ Ramulator 2's command log (its ``CmdTraceRecorder`` plugin) and prints, for both
 simulators, what each REFpb cost while it waited: REFpb issued, the mean cycles from its
 falling due (every tREFIpb) to its issue, and the column commands issued in those waits
 (``refpb_waits``). ``LPDDR5-off`` runs both without refresh (memsim's ``dram.refresh:
-false``, Ramulator 2's ``NoRefresh``): the base the refresh modes' costs are measured from.
+false``, Ramulator 2's ``NoRefresh``), ``HBM3-off`` likewise: the base the refresh modes'
+costs are measured from.
 
 ``--tree`` runs memsim from other checkouts too (each as PYTHONPATH, e.g. before and
 after a change): a row per tree. Build Ramulator 2 yourself (benchmarks/anchors.py
@@ -135,6 +136,8 @@ CASES["HBM3-pb"] = dict(
     names=dict(CASES["HBM3"]["names"], tRFCpb="nRFCpb", tRREFD="nRREFD"),
     divided=dict(nREFIpb=("tREFI", 16)))
 CASES["LPDDR5-pb"]["per_bank_units"] = 8
+CASES["HBM3-off"] = dict(CASES["HBM3"], refresh="NoRefresh",
+                         overrides=CASES["HBM3"]["overrides"] + ("dram.refresh=false",))
 CASES["LPDDR5-off"] = dict(CASES["LPDDR5"], refresh="NoRefresh",
                            overrides=CASES["LPDDR5"]["overrides"] + ("dram.refresh=false",))
 
