@@ -296,6 +296,15 @@ def test_what_per_bank_refresh_is_not_allowed_with_is_a_config_error_naming_key_
         config.load(PC, over)
 
 
+def test_per_bank_refresh_with_the_simpy_front_door_is_an_error_naming_both():
+    simpy = pytest.importorskip("simpy")
+    from memsim.simpy import MemorySystem
+
+    with pytest.raises(config.ConfigError,
+                       match=r"^dram\.refresh_mode: 'per_bank' .*SimPy front door.*all_bank"):
+        MemorySystem(simpy.Environment(), PC, PB, notify=False)
+
+
 # ---------------------------------------------------------------- closed forms (engine)
 
 def test_idle_pseudo_channel_refreshes_a_bank_every_trefipb_losing_5_1_percent(tmp_path):
