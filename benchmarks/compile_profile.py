@@ -4,9 +4,9 @@
     python benchmarks/compile_profile.py --same-code A.s B.s
 
 Compiles one loop variant (``memsim.compiling.VARIANTS``: plain, ecc, subbanks, nda,
-cores, refsb, dualbus; default plain) in a fresh child process with an empty numba cache of its
-own (``NUMBA_CACHE_DIR`` in a new temporary directory; ``NUMBA_OPT`` as the caller set
-it) and reports:
+cores, refsb, dualbus, refsb+dualbus; default plain) in a fresh child process with an empty
+numba cache of its own (``NUMBA_CACHE_DIR`` in a new temporary directory; ``NUMBA_OPT`` as
+the caller set it) and reports:
 
 - the compile's CPU seconds, of which LLVM's (while numba held its LLVM lock: optimising
   and emitting machine code), and the child's peak resident set;

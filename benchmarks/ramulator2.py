@@ -1,7 +1,8 @@
 """memsim against Ramulator 2 on the same trace, per standard, with matched timings.
 
     python benchmarks/ramulator2.py --ramulator2 DIR [--python PY] [-n 200000]
-        [--standards DDR5,DDR4,LPDDR5,LPDDR5-pb] [--kinds random,mix,stream,random+w,mix+w]
+        [--standards DDR5,DDR4,LPDDR5,LPDDR5-pb,HBM3,HBM3-pb]
+        [--kinds random,mix,stream,random+w,mix+w]
         [--tree TREE ...] [--csv OUT]
 
 For each standard and trace kind (``memsim trace gen KIND -n N``, every request offered at
@@ -9,13 +10,15 @@ once; ``KIND+w``: one third writes), one channel (DDR5: one 32-bit sub-channel) 
 rank (HBM3: one pseudo-channel of one SID, 32 B requests; HBM3x2: both pseudo-channels of
 a channel, which share its command buses in Ramulator 2 and not in memsim), FR-FCFS, open
 page, all-bank refresh (``LPDDR5-pb``: LPDDR5 with per-bank refresh, memsim's
-``dram.refresh_mode: per_bank`` against Ramulator 2's ``PerBank`` refresh manager),
+``dram.refresh_mode: per_bank`` against Ramulator 2's ``PerBank`` refresh manager;
+``HBM3-pb``: HBM3's against its ``HBM34PerBankRefresh``),
 32-entry read and write queues with the
 write drain at 80 % / 20 %, row-bank-rank-column-channel address mapping in both
 (memsim's ``ro-ba-bg-ra-co-ch``, Ramulator 2's ``RoBaRaCoCh``). Ramulator 2 runs with
 its preset's timings overridden by memsim's resolved ones (CL, CWL, tRCD, tRP, tRAS,
 tRC, tWR, tRTP, tPPD, tCCD_S/L, tCCD_L_WR, tRRD_S/L, tWTR_S/L, tFAW, tRFC, tREFI, the
-rank switch; per-bank refresh: tRFCpb, tpbR2pbR, tpbR2act and tREFIpb = tREFI / 8), so
+rank switch; per-bank refresh: tRFCpb, tpbR2pbR, tpbR2act and tREFIpb = tREFI / 8, on
+HBM3 tRFCpb, tRREFD and tREFIpb = tREFI / 16), so
 that what differs is the rules and the scheduler, not the numbers.
 Prints cycles per request of each and memsim's difference, and from memsim's command
 log the counts the DDR5 rules are about: PRE / PREA pairs of a rank closer than tPPD,
@@ -25,7 +28,8 @@ Ramulator 2's command log (its ``CmdTraceRecorder`` plugin) and prints, for both
 simulators, what each REFpb cost while it waited: REFpb issued, the mean cycles from its
 falling due (every tREFIpb) to its issue, and the column commands issued in those waits
 (``refpb_waits``). ``LPDDR5-off`` runs both without refresh (memsim's ``dram.refresh:
-false``, Ramulator 2's ``NoRefresh``): the base the refresh modes' costs are measured from.
+false``, Ramulator 2's ``NoRefresh``), ``HBM3-off`` likewise: the base the refresh modes'
+costs are measured from.
 ``LPDDR5-bl16`` runs LPDDR5 with BL16 (memsim's ``dram.org: x16_bg_bl16``) against
 Ramulator 2's LPDDR5 at its own BL16, 32 B requests in both: each of the trace's n / 2
 lines as two requests, at a and a + 32.
@@ -126,6 +130,17 @@ CASES["LPDDR5-pb"] = dict(
     names=dict(CASES["LPDDR5"]["names"], tRFCpb="nRFCpb", tPBR2PBR="nPBR2PBR",
                tPBR2ACT="nPBR2ACT"),
     divided=dict(nREFIpb=("tREFI", 8)))
+# HBM3 with per-bank refresh: a REFpb to one bank, 16 a tREFI, in both; Ramulator 2's
+# HBM34PerBankRefresh sends one every nREFIpb, the banks in turn, and starts a set
+# nRFCpb after the last REFpb of the one before
+CASES["HBM3-pb"] = dict(
+    CASES["HBM3"], refresh="HBM34PerBankRefresh", per_bank_units=16,
+    overrides=CASES["HBM3"]["overrides"] + ("dram.refresh_mode=per_bank",),
+    names=dict(CASES["HBM3"]["names"], tRFCpb="nRFCpb", tRREFD="nRREFD"),
+    divided=dict(nREFIpb=("tREFI", 16)))
+CASES["LPDDR5-pb"]["per_bank_units"] = 8
+CASES["HBM3-off"] = dict(CASES["HBM3"], refresh="NoRefresh",
+                         overrides=CASES["HBM3"]["overrides"] + ("dram.refresh=false",))
 CASES["LPDDR5-off"] = dict(CASES["LPDDR5"], refresh="NoRefresh",
                            overrides=CASES["LPDDR5"]["overrides"] + ("dram.refresh=false",))
 # LPDDR5 with BL16: memsim's x16_bg_bl16 (32 B requests) against Ramulator 2's LPDDR5 as
@@ -243,13 +258,13 @@ def refpb_waits(df, interval: int) -> dict:
                 wait_cycles=int(waits.sum()), columns_in_waits=inside)
 
 
-def ramulator_log(path: Path):
+def ramulator_log(path: Path, ticks_per_cycle: int = 1):
     """Ramulator 2's command log (CmdTraceRecorder, one channel) on memsim's clock: its
-    clock 1 is memsim's cycle 0."""
+    clock 1 is memsim's cycle 0 (HBM3's half-cycle ticks: its tick 2c + 1 is cycle c)."""
     import pandas as pd
 
     df = pd.read_csv(f"{path}.ch0")
-    df["cycle"] = df["clock"] - 1
+    df["cycle"] = (df["clock"] - 1) / ticks_per_cycle
     return df
 
 
@@ -287,11 +302,12 @@ def main() -> None:
                                    env=dict(os.environ, PYTHONPATH=str(tree)))
                     res = json.loads(out.read_text())
                     res["counts"] = log_counts(log, res["timings"])
-                    if case.get("refresh") == "PerBank":
+                    if case.get("per_bank_units"):
                         import pandas as pd
 
                         res["waits"] = refpb_waits(pd.read_csv(log, comment="#"),
-                                                   res["timings"]["tREFI"] // 8)
+                                                   res["timings"]["tREFI"]
+                                                   // case["per_bank_units"])
                     results.append(res)
                 t = results[0]["timings"]
                 over = {r: t[m] for m, r in case["names"].items() if m in t}
@@ -301,7 +317,7 @@ def main() -> None:
                 over.update({r: t[m] // d for r, (m, d) in case.get("divided", {}).items()})
                 over.update(case.get("fixed", {}))
                 env = dict(os.environ, PYTHONPATH=str(args.ramulator2 / "python"))
-                per_bank = case.get("refresh") == "PerBank"
+                per_bank = bool(case.get("per_bank_units"))
                 ram_log = work / "ram_cmds.csv"
                 proc = subprocess.run([args.python, str(work / "ram.py"), str(ram),
                                        case["dram"], case["org"], case["timing"],
@@ -315,8 +331,9 @@ def main() -> None:
                     sys.exit(proc.stderr[-2000:])
                 ram_cycles = (int(re.search(r"cycles (\d+)", proc.stdout).group(1))
                               / case.get("ticks_per_cycle", 1))
-                ram_waits = refpb_waits(ramulator_log(ram_log), over["nREFIpb"]) \
-                    if per_bank else {}
+                ram_waits = refpb_waits(ramulator_log(ram_log,
+                                                      case.get("ticks_per_cycle", 1)),
+                                        over["nREFIpb"]) if per_bank else {}
                 for tree, res in zip(trees, results, strict=True):
                     row = dict(standard=std, kind=kind, tree=str(tree), n=args.n,
                                memsim_cpr=res["cycles"] / args.n,

@@ -106,7 +106,7 @@ _ACT, _PRE, _PREA = _ID["ACT"], _ID["PRE"], _ID["PREA"]
 _RD, _WR, _RDA, _WRA, _REF = _ID["RD"], _ID["WR"], _ID["RDA"], _ID["WRA"], _ID["REF"]
 _SA_SEL = _ID[SA_SEL]
 _REFSB = _ID["REFsb"]  # same-bank refresh: bank ``bank`` of every bank group (bankgroup -1)
-_REFPB = _ID["REFpb"]  # per-bank refresh (LPDDR5): the bank (pair) of REFPB_PER_SET below
+_REFPB = _ID["REFpb"]  # per-bank refresh: the bank (pair) of REFPB_UNITS below
 _AUTO = _ID[AUTO_PRE]
 _COLUMN_IDS = frozenset(_ID[c] for c in COLUMN)
 _READ_IDS = frozenset(_ID[c] for c in READS)
@@ -249,8 +249,8 @@ LPDDR5_RULES = tuple(r for r in RULES
 # tRCD is tRCDRD before a read, tRCDWR before a write; the pseudo-channel's rules bind
 # every SID: the read-to-write turnaround tRTW, write-to-read tWTR_S, tRRD_S, tFAW, tPPD,
 # PREA -> ACT tRP, tRFC after a REF (to an ACT, PREA or REF), tRC from an ACT to a REF;
-# reads of different SIDs are tCCD_R apart.
-HBM3_ROW = ("ACT", "PRE", "PREA", "REF")
+# reads of different SIDs are tCCD_R apart. A REFpb (per_bank) is a row command too.
+HBM3_ROW = ("ACT", "PRE", "PREA", "REF", "REFpb")
 HBM3_RULES = tuple(r for r in RULES
                    if r.name not in ("tRCD", "tRTW", "tWTR_S", "tRRD_S", "tRFC", "cmd_bus")
                    and not r.name.startswith("tRTRS")
@@ -266,7 +266,7 @@ HBM3_RULES = tuple(r for r in RULES
     Rule("tRFC", CHANNEL, ("REF",), ("ACT", "PREA", "REF"), "tRFC"),
     Rule("tRC", CHANNEL, ("ACT",), ("REF",), "tRC"),
     Rule("row_bus", CHANNEL, ("ACT",), HBM3_ROW, "1.5", bus=True),
-    Rule("row_bus", CHANNEL, ("PRE", "PREA", "REF"), HBM3_ROW, "0.5", bus=True),
+    Rule("row_bus", CHANNEL, ("PRE", "PREA", "REF", "REFpb"), HBM3_ROW, "0.5", bus=True),
     Rule("column_bus", CHANNEL, COLUMN, COLUMN, "1", bus=True),
 )
 HBM3_OFFSETS = dict(ACT=1.0, RD=0.5, WR=0.5, RDA=0.5, WRA=0.5)
@@ -299,7 +299,24 @@ STANDARD_RULES = {"DDR4": RULES, "DDR5": DDR5_RULES, "LPDDR5": LPDDR5_RULES,
 # take no ACT (and no REFpb) for tRFCpb; any ACT of the rank waits tpbR2act after it, the
 # next REFpb tpbR2pbR. Each bank (pair) gets one REFpb a set (refsb_order), and is
 # refreshed at least every 9 * tREFI (refresh_interval, per bank pair).
+# per_bank (HBM3, JESD238 as Ramulator 2 cites it): 16 REFpb a set (REFPB_UNITS), each
+# due every tREFIpb = tREFI / 16, each to one bank of the pseudo-channel. Its bank must
+# be precharged (tRP after its PRE or a PREA) and waits tRC after its own ACT; it takes
+# no ACT (and no REFpb) for tRFCpb. Across the pseudo-channel an ACT waits tRREFD after
+# a REFpb, so does the next REFpb, and a REFpb waits tRRD_S after an ACT; a REFpb holds
+# the row bus half a clock (row_bus).
 REFPB_PER_SET = 8
+REFPB_UNITS = {"LPDDR5": REFPB_PER_SET, "HBM3": 16}  # REFpb a set, per standard
+STANDARD_REFRESH_MODE_RULES = {
+    ("HBM3", "per_bank"): (
+        Rule("tRFCpb", BANK, ("REFpb",), ("ACT", "REFpb"), "tRFCpb"),
+        Rule("tRREFD", CHANNEL, ("REFpb",), ("ACT", "REFpb"), "tRREFD"),
+        Rule("tRP", BANK, ("PRE", AUTO_PRE), ("REFpb",), "tRP"),
+        Rule("tRP", CHANNEL, ("PREA",), ("REFpb",), "tRP"),
+        Rule("tRC", BANK, ("ACT",), ("REFpb",), "tRC"),
+        Rule("tRRD_S", CHANNEL, ("ACT",), ("REFpb",), "tRRD_S"),
+    ),
+}
 REFRESH_MODE_RULES = {
     "per_bank": (
         Rule("tRFCpb", BANK, ("REFpb",), ("ACT", "REFpb"), "tRFCpb"),
@@ -329,7 +346,8 @@ DDR5_RULE_NAMES = tuple(dict.fromkeys(r.name for r in DDR5_RULES
 # Rule names only the refresh modes' logs can break (tests/test_ddr5_refresh.py exercises
 # each).
 REFRESH_RULE_NAMES = tuple(dict.fromkeys(
-    [r.name for rules in REFRESH_MODE_RULES.values() for r in rules if r.name not in RULE_NAMES]
+    [r.name for rules in (*REFRESH_MODE_RULES.values(), *STANDARD_REFRESH_MODE_RULES.values())
+     for r in rules if r.name not in RULE_NAMES]
     + list(REFRESH_OTHER_RULES)))
 
 
@@ -534,7 +552,8 @@ class ProtocolChecker:
             t["tRFC"] = t["tRFC2"]
         if self._partial >= 0:
             self.rules = tuple(r for r in self.rules if r.name != "tRFC")
-            self.rules += REFRESH_MODE_RULES[refresh_mode]
+            self.rules += STANDARD_REFRESH_MODE_RULES.get((standard, refresh_mode),
+                                                          REFRESH_MODE_RULES[refresh_mode])
         self.channels, self.ranks = channels, ranks
         self.bankgroups, self.banks_per_group = bankgroups, banks_per_group
         self.max_violations = max_violations
@@ -627,7 +646,8 @@ class ProtocolChecker:
         self._refresh_limit = (REFRESH_POSTPONE_LIMIT * self.t["tREFI"] * self.scale
                                if refresh else float("inf"))
         # (same_bank: per rank and bank index; per_bank: per rank and bank pair)
-        self._ref_units = {_REFSB: banks_per_group, _REFPB: REFPB_PER_SET}.get(
+        self._refpb_units = REFPB_UNITS.get(standard, REFPB_PER_SET)
+        self._ref_units = {_REFSB: banks_per_group, _REFPB: self._refpb_units}.get(
             self._partial, 1)
         self._last_ref = [0] * (n_ranks * self._ref_units)
         self._last_ref_rec: list = [None] * (n_ranks * self._ref_units)
@@ -754,9 +774,10 @@ class ProtocolChecker:
         bad |= bank_level & ~refsb & ((cols["bankgroup"] < 0) |
                                       (cols["bankgroup"] >= self.bankgroups))
         bad |= refsb & (cols["bankgroup"] != -1)
-        # a REFpb names the first bank of its pair: one of the rank's first 8 banks
+        # a REFpb names the first bank of its unit: one of the rank's first 8 banks
+        # (LPDDR5), any bank (HBM3)
         bad |= (cmd == _REFPB) & (cols["bankgroup"] * self.banks_per_group + cols["bank"]
-                                  >= REFPB_PER_SET)
+                                  >= self._refpb_units)
         bad |= bank_level & ((cols["bank"] < 0) | (cols["bank"] >= self.banks_per_group))
         bad |= bank_level & ((sub < 0) | (sub >= self.units))
         if bad.any():
@@ -1077,10 +1098,10 @@ class ProtocolChecker:
     def _refsb_units(self, rank_node: int, unit: int, cmd: int) -> range:
         """The row-holding units of the banks a REFsb to bank index ``unit`` refreshes
         (that bank of every bank group), or a REFpb whose first bank is the rank's bank
-        ``unit`` (that bank and, in a rank of 16, bank ``unit + 8``). Partial refresh
-        modes have no sub-banks: one unit per bank."""
+        ``unit`` (LPDDR5: that bank and, in a rank of 16, bank ``unit + 8``; HBM3: that
+        bank). Partial refresh modes have no sub-banks: one unit per bank."""
         per_rank = self.bankgroups * self.banks_per_group
-        step = self.banks_per_group if cmd == _REFSB else REFPB_PER_SET
+        step = self.banks_per_group if cmd == _REFSB else self._refpb_units
         return range(rank_node * per_rank + unit, (rank_node + 1) * per_rank, step)
 
     def _refsb(self, rank_node: int, unit: int, rec) -> None:

@@ -72,6 +72,10 @@ VARIANTS = {
                      ("dram.refresh_mode=same_bank",), typical_cpu_seconds=21.3),
     "dualbus": Variant(F.F_DUALBUS, "HBM3's row and column command buses",
                        "hbm3_6400_1pc", typical_cpu_seconds=22.0),
+    "refsb+dualbus": Variant(F.F_REFSB | F.F_DUALBUS,
+                             "HBM3 per-bank refresh (REFpb) on the two command buses",
+                             "hbm3_6400_1pc", ("dram.refresh_mode=per_bank",),
+                             typical_cpu_seconds=28.1),
 }
 
 

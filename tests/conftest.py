@@ -126,6 +126,7 @@ FILE_TIERS = {
     "test_lpddr5_bl16.py": "engine",
     "test_hbm3_data.py": "data",
     "test_hbm3.py": "mechanism",
+    "test_hbm3_refresh.py": "data",
     "test_refresh_serves_open_rows.py": "engine",
     "test_standards_shape.py": "data",
     "test_ddr5_data.py": "engine",
@@ -196,6 +197,11 @@ TEST_TIERS = {
     "_trfcpb_a_bank": "mechanism",
     "test_lpddr5_refresh.py::test_a_read_that_meets_a_refpb_waits_its_rule": "mechanism",
     "test_lpddr5_refresh.py::test_random_reads_and_writes_with_per_bank_refresh_are_clean":
+        "mechanism",
+    "test_hbm3_refresh.py::test_idle_pseudo_channel_refreshes_a_bank_every_trefipb_losing_5_1"
+    "_percent": "mechanism",
+    "test_hbm3_refresh.py::test_a_read_that_meets_a_refpb_waits_its_rule": "mechanism",
+    "test_hbm3_refresh.py::test_random_reads_and_writes_with_per_bank_refresh_are_clean":
         "mechanism",
     "test_engine_closed_form.py::test_as_fast_as_possible_in_line_ecc_costs_latency_too":
         "mechanism",

@@ -30,9 +30,15 @@ its JEDEC value shifted by the two commands' registration, rounded up to a whole
 PRE after a column command waits half a cycle more than on the half-cycle grid, where a
 PRE may issue on a falling edge.
 
+Refresh (``REFRESH_MODES``, ``dram.refresh_mode``): all-bank REFab (``all_bank``) or
+per-bank REFpb (``per_bank``): one REFpb every tREFIpb = tREFI / 16, each to one bank of
+the pseudo-channel, every bank once a set; tRFCpb, tRREFD (a REFpb to a REFpb or to an
+ACT of another bank) and an ACT of another bank tRRD_S before a REFpb, from JESD238 as
+Ramulator 2 cites it. A REFpb is a row command (0.5 CK on the row bus).
+
 What is not modelled is a config error naming the key and the reason
-(NOT_MODELLED_SETTINGS, NOT_MODELLED_VALUES): per-bank refresh (REFpb), refresh
-management (RFM), SIDs, NDAs, sub-banks and the ECC schemes.
+(NOT_MODELLED_SETTINGS, NOT_MODELLED_VALUES): refresh management (RFM), SIDs, NDAs,
+sub-banks and the ECC schemes.
 """
 
 from __future__ import annotations
@@ -75,13 +81,15 @@ ORGANISATIONS = {
 
 # The speed bin: HBM3-6400 (tCK 0.625 ns), in CK as Ramulator 2's HBM3_6400Mbps preset
 # gives them (JESD238). tRFC is table 84's tRFCab for the channel density (4 Gb: 260 ns),
-# tREFI 3.9 us; tRFCpb and tRREFD (per-bank refresh, not modelled) as the preset has them.
+# tREFI 3.9 us. Per-bank refresh: tRFCpb as the preset has it (320 CK, 200 ns); tRREFD
+# as Ramulator 2 defines it, max(3 nCK, 8 ns) = 13 CK (its preset lists 8, which its
+# definition's value replaces only where the preset has none: docs/reference/hbm3.md).
 SPEED_BINS = {
     "HBM3_6400": dict(
         data_rate_mtps=6400, CL=20, CWL=10, tRCDRD=31, tRCDWR=15, tRP=26, tRAS=45, tRC=72,
         tWR=33, tRTP=9, tCCD_S=2, tCCD_L=4, tCCD_R=3, tRRD_S=4, tRRD_L=5, tFAW=24,
         tWTR_S=7, tWTR_L=10, tRTW=20, tPPD=2,
-        tRFC={4: math.ceil(260 / 0.625)}, tRFCpb=320, tRREFD=8,
+        tRFC={4: math.ceil(260 / 0.625)}, tRFCpb=320, tRREFD=max(3, math.ceil(8 / 0.625)),
         tREFI=clock.interval_nck(3900, 6400, TRANSFERS_PER_CLOCK),
     ),
 }
@@ -132,11 +140,26 @@ CONSTRAINTS = (
     C("channel", _COL, _COL, "1", bus=True),
 )
 
-REFRESH_MODES = {"all_bank": dict(command="REF", trfc="tRFC", refi_divisor=1)}
+# Refresh modes (dram.refresh_mode; the fields of memsim.dram.refresh.RefreshMode;
+# docs/reference/hbm3.md "Per-bank refresh"):
+# - all_bank: REFab, tRFC every tREFI;
+# - per_bank: REFpb. A set is 16 REFpb, one every tREFIpb = tREFI / 16 (3.9 us / 16 =
+#   243.75 ns, 390 CK), each to one bank of the pseudo-channel (units=16: a unit is a
+#   bank), each bank once a set before any gets a second. The bank is precharged and
+#   takes no ACT for tRFCpb; an ACT to another bank waits tRREFD, and so does the next
+#   REFpb; a REFpb waits tRC after an ACT of its own bank (the table's ACT -> REF row,
+#   now the bank's) and tRRD_S after an ACT of another (act_to_refresh). memsim's
+#   controller postpones REFpb by at most one set while their banks have queued work.
+REFRESH_MODES = {
+    "all_bank": dict(command="REF", trfc="tRFC", refi_divisor=1),
+    "per_bank": dict(command="REFpb", trfc="tRFCpb", refi_divisor=1, postpone_sets=1,
+                     other_bank="tRREFD", next_refresh="tRREFD", units=16,
+                     act_to_refresh="tRRD_S"),
+}
 
 POSITIVE_TIMINGS = ("CL", "CWL", "tRCDRD", "tRCDWR", "tRP", "tRAS", "tRC", "tBL", "tCCD_S",
                     "tCCD_L", "tCCD_R", "tRRD_S", "tRRD_L", "tFAW", "tWTR_S", "tWTR_L",
-                    "tRTP", "tWR", "tRTW", "tRFC", "tREFI", "tPPD")
+                    "tRTP", "tWR", "tRTW", "tRFC", "tREFI", "tPPD", "tRFCpb", "tRREFD")
 ORDERED_TIMINGS = (
     ("tRCDRD", "tRAS", "a row must stay open until it can be read (tRAS >= tRCDRD)"),
     ("tBL", "tCCD_S", "back-to-back bursts would overlap on the data bus (tCCD_S >= tBL)"),
@@ -186,8 +209,8 @@ NOT_MODELLED_SETTINGS = {
 }
 NOT_MODELLED_VALUES = {
     ("nda.enabled", True): "near-data accelerators are " + _NOT_ON_HBM3,
-    ("dram.refresh_mode", "same_bank"): "per-bank refresh (REFpb) is " + _NOT_ON_HBM3
-    + " yet (all_bank: REFab)",
+    ("dram.refresh_mode", "same_bank"): "same-bank refresh (REFsb) is DDR5's; HBM3 "
+    "refreshes one bank at a time with per-bank refresh (per_bank: REFpb)",
     ("dram.refresh_mode", "fine_granularity"): "HBM3 has no fine-granularity refresh "
     "mode (all_bank: REFab)",
 }

@@ -11,7 +11,9 @@ refresh of part of a rank, one command to every *refresh unit* of the rank:
   that index in every bank group (``units`` 0: banks_per_group units);
 - LPDDR5 per-bank refresh (REFpb, ``per_bank``): 8 units a set (``units`` 8); in
   bank-group mode (4 x 4 banks) a unit is a bank pair, the same bank in bank groups g
-  and g + 2; in 8-bank mode one bank.
+  and g + 2; in 8-bank mode one bank;
+- HBM3 per-bank refresh (REFpb, ``per_bank``): a unit is one bank of the
+  pseudo-channel, 16 a set (``units`` 16).
 
 In general unit ``u`` of ``n`` holds the rank's banks ``u, u + n, u + 2n, ...`` counted
 bank-group major (bank group g, bank k is bank ``g * banks_per_group + k``): DDR5's
@@ -46,6 +48,10 @@ class RefreshMode:
     # REFsb / REFpb only: refresh units (commands) per set; 0: banks_per_group (a unit is
     # a bank index in every bank group). The module docstring says which banks a unit holds.
     units: int = 0
+    # REFsb / REFpb only: an ACT to a refresh of another bank of the rank (timing name);
+    # the table's rank- or channel-level rows from an ACT to a REF (tRC before an
+    # all-bank REF: HBM3) then bind the ACT's own bank only. "": those rows stand.
+    act_to_refresh: str = ""
 
     @property
     def partial(self) -> bool:
@@ -92,9 +98,20 @@ def rows_for(mode: RefreshMode, constraints: tuple) -> tuple:
     and rank rows (``other_bank`` to an ACT of every other bank, ``between_refreshes`` to
     the next refresh command). The rows that lead *to* a REF (tRP after a PRE, write
     recovery, tRAS + tRP) stay: for a partial refresh the engine applies them to its
-    banks only."""
+    banks only; with ``act_to_refresh`` a rank- or channel-level row from an ACT to a REF
+    splits into a bank row (its latency: the ACT's own bank) and a row of that level with
+    ``act_to_refresh`` (an ACT of another bank)."""
     out = []
     for row in constraints:
+        if mode.partial and mode.act_to_refresh and row.prev == ("ACT",) and \
+                "REF" in row.next and row.level in ("channel", "rank") and \
+                not row.other_rank and not row.bus and row.window == 1:
+            others = tuple(c for c in row.next if c != "REF")
+            if others:
+                out.append(row.replace(next=others))
+            out.append(row.replace(level="bank", next=("REF",)))
+            out.append(row.replace(next=("REF",), latency=mode.act_to_refresh))
+            continue
         if row.prev == ("REF",) and row.latency == "tRFC" and not row.other_rank:
             if mode.partial:
                 out.append(row.replace(level="bank", latency=mode.trfc))

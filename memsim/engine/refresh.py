@@ -1,11 +1,14 @@
 """Refresh of part of a rank (DDR5 REFsb, LPDDR5 REFpb): the ``F_REFSB`` loop variant's
 refresh controller.
 
-With ``dram.refresh_mode: same_bank`` (DDR5) or ``per_bank`` (LPDDR5; memsim/dram/
+With ``dram.refresh_mode: same_bank`` (DDR5) or ``per_bank`` (LPDDR5, HBM3; memsim/dram/
 refresh.py) a rank is refreshed one *refresh unit* at a time, and the rank's other banks
 keep serving. A unit k of a set of U holds the rank's banks k, k + U, k + 2U, ...
 (bank-group major): DDR5's U = banks_per_group makes unit k bank index k of every bank
-group; LPDDR5's U = 8 a bank pair (bank-group mode) or one bank (8-bank mode). Below,
+group; LPDDR5's U = 8 a bank pair (bank-group mode) or one bank (8-bank mode); HBM3's
+U = 16 one bank of the pseudo-channel. With two command buses (HBM3, the F_DUALBUS
+variant) a REFpb and a PRE are row commands: the table's bus rows keep them off a cycle
+whose row bus is taken, and a column command may share their cycle. Below,
 "REFsb" stands for either command and "index" for a unit. The controller here replaces the
 all-bank ``device.all_bank_refresh`` in this variant only (the plain loop never contains it):
 
@@ -353,7 +356,10 @@ def same_bank(P, T, S, R, ch, t):
         # goes first (the next ACT then waits tRRD_S anyway), for up to tRRD_S cycles
         if R.ready_at[rk] < 0:
             R.ready_at[rk] = t
-        until = R.ready_at[rk] + R.prm[PR_DEFER] * T.latency[ACT, 1, ACT]
+        # (tRRD_S: the rank's ACT -> ACT row, or the channel's where the standard puts it
+        # there: HBM3's pseudo-channel)
+        rrd = max(T.latency[ACT, 0, ACT], T.latency[ACT, 1, ACT])
+        until = R.ready_at[rk] + R.prm[PR_DEFER] * rrd
         if t < until and _act_wanted(P, S, R, rk, k, until - 1):
             if until < nxt:
                 nxt = until
