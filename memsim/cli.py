@@ -49,11 +49,12 @@ def build_parser(run_only: bool = False) -> argparse.ArgumentParser:
     (plot, sweep, compare, trace: 0.04 s of the command's start-up)."""
     parser = argparse.ArgumentParser(
         prog="memsim",
-        description="Trace-driven, cycle-exact DRAM memory-system simulator: DDR4, DDR5 and "
-                    "LPDDR5 channels, ranks and banks behind a memory controller, with sub-banks "
+        description="Trace-driven, cycle-exact DRAM memory-system simulator: DDR4, DDR5, "
+                    "LPDDR5 and HBM3 channels, ranks and banks behind a memory controller, with "
+                    "sub-banks "
                     "(SALP, MASA, ERUCA), near-data accelerators, ECC schemes, closed-loop "
                     "cores and a SimPy front door.",
-        epilog=f"Model reference (the DDR4, DDR5 and LPDDR5 rules and their sources, every "
+        epilog=f"Model reference (the DDR4, DDR5, LPDDR5 and HBM3 rules and their sources, every "
                f"metric's definition, the mechanisms, the trace formats): "
                f"{reference('README.md')}")
     parser.add_argument("--version", action="version", version=f"memsim {__version__}")
