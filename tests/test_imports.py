@@ -21,6 +21,7 @@ ENGINE_LAYERS = [
     {"controller"},
     {"readyset", "subbank"},
     {"schedule"},
+    {"dualbus"},
     {"loop"},
     {"channels"},
     {"build"},

@@ -45,6 +45,7 @@ from memsim.engine import (
     corecache,
     cores,
     device,
+    dualbus,
     ecc,
     layout,
     nda,
@@ -117,7 +118,7 @@ def mechanism_sources(features: int) -> str:
     for module in (layout, device, controller, schedule, readyset, step, compiler):
         h.update(Path(module.__file__).read_bytes())
     for bit, module in ((F_SUBBANK, subbank), (F_NDA, nda), (F_ECC, ecc),
-                        (F_CORES, cores), (F_REFSB, refresh)):
+                        (F_CORES, cores), (F_REFSB, refresh), (F_DUALBUS, dualbus)):
         if features & bit:
             h.update(Path(module.__file__).read_bytes())
     if features & F_CACHES:  # (the hierarchy's model, inlined into corecache.lookup)
@@ -276,6 +277,9 @@ def make_loop(features: int):
                         # sub-banks: which command a request needs next depends on its
                         # siblings (decided here, so other variants never inline it)
                         S.ch_next[ch] = subbank.schedule_channel(P, T, S, X, ch, t,
+                                                                 features)
+                    elif features & F_DUALBUS:  # (two command buses: two decisions)
+                        S.ch_next[ch] = dualbus.schedule_channel(P, T, S, X, ch, t,
                                                                  features)
                     else:
                         S.ch_next[ch] = schedule_channel(P, T, S, X, ch, t, features)

@@ -2,10 +2,8 @@
 first, then requests activated before the write mode changed, then the write mode's
 queue: the bank phase finds the banks with a ready command, the request choice takes
 the oldest by the policy), and when the channel next needs attention. The sub-bank
-variants have their own (``subbank.schedule_channel``). With two command buses (HBM3's
-row and column buses, the F_DUALBUS variant) a decision that issued a command is
-followed by a second one in the same cycle: the constraint table's bus rows keep the
-first command's bus busy, so the second can only issue on the other bus.
+variants have their own (``subbank.schedule_channel``); with two command buses (HBM3)
+``dualbus.schedule_channel`` takes two decisions a cycle with this one.
 """
 
 from __future__ import annotations
@@ -27,14 +25,11 @@ from memsim.engine.device import all_bank_refresh, issue_act, issue_pre, ready_a
 from memsim.engine.jit import INLINE as _INLINE
 from memsim.engine.layout import (
     ACT,
-    C_CMD,
     CAT_CONFLICT,
     CAT_NONE,
-    F_DUALBUS,
     F_NDA,
     F_REFSB,
     INF,
-    N_CMD,
     P_CAP,
     P_CAPPED,
     P_HIT_FIRST,
@@ -230,35 +225,9 @@ _RS_OFF = readyset.NOT_WITH
 
 
 @njit(**_INLINE)
-def commands_issued(S):
-    """Commands issued so far (every channel): the dual-bus variant's test whether a
-    decision issued one."""
-    n = 0
-    for c in range(N_CMD):
-        n += S.counters[C_CMD + c]
-    return n
-
-
-@njit(**_INLINE)
 def schedule_channel(P, T, S, X, ch, t, features):
-    """Issue at most one command on channel ``ch`` at cycle ``t``; with two command
-    buses (F_DUALBUS) at most one per bus: after a decision that issued a command, a
-    second decision at the same cycle, which the table's bus rows confine to the other
-    bus. Returns the next cycle at which this channel needs attention."""
-    if features & F_DUALBUS:
-        before = commands_issued(S)
-        nxt = decide(P, T, S, X, ch, t, features)
-        if commands_issued(S) == before:
-            return nxt
-        decide(P, T, S, X, ch, t, features)
-        return t + 1
-    return decide(P, T, S, X, ch, t, features)
-
-
-@njit(**_INLINE)
-def decide(P, T, S, X, ch, t, features):
-    """One decision: issue at most one command on channel ``ch`` at cycle ``t``. Returns
-    the next cycle at which this channel needs attention."""
+    """Issue at most one command on channel ``ch`` at cycle ``t``. Returns the next
+    cycle at which this channel needs attention."""
     # a wake-up at exactly the cycle the last bank phase predicted, with nothing changed
     # on the channel since (any enqueue, command or refresh resets clean_at): the ready
     # commands are exactly the ones remembered in soon_*
