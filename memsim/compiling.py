@@ -71,11 +71,11 @@ VARIANTS = {
                      "ddr5_4800b_x8_1dimm",
                      ("dram.refresh_mode=same_bank",), typical_cpu_seconds=21.3),
     "dualbus": Variant(F.F_DUALBUS, "HBM3's row and column command buses",
-                       "hbm3_6400_1pc", typical_cpu_seconds=22.0),
+                       "hbm3_6400_1pc", typical_cpu_seconds=42.4),
     "refsb+dualbus": Variant(F.F_REFSB | F.F_DUALBUS,
                              "HBM3 per-bank refresh (REFpb) on the two command buses",
                              "hbm3_6400_1pc", ("dram.refresh_mode=per_bank",),
-                             typical_cpu_seconds=28.1),
+                             typical_cpu_seconds=47.5),
 }
 
 
