@@ -44,6 +44,7 @@ CORES_PRESETS = ("ddr4_2400_x8_1ch1r_4cores",)
 DDR5_PRESETS = ("ddr5_4800b_x8_1dimm", "ddr5_5600b_x8_1dimm", "ddr5_4800b_x8_2dimm",
                 "ddr5_5600b_x8_2dimm")
 LPDDR5_PRESETS = ("lpddr5_5500_bg_4ch", "lpddr5_6400_bg_4ch", "lpddr5_6400_8b_4ch")
+HBM3_PRESETS = ("hbm3_6400_1pc", "hbm3_6400_16pc")
 # every scheduler of plain DDR4 (not those that need sub-banks) and every page policy
 SCHEDULERS = tuple(n for n, s in policies.SCHEDULERS.items() if not s.conflict_aware)
 PAGE_POLICIES = tuple(policies.PAGE_POLICIES)

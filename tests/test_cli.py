@@ -11,7 +11,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from helpers import CORES_PRESETS, DDR5_PRESETS, ECC_PRESETS, LPDDR5_PRESETS, NDA_PRESETS, PRESETS
+from helpers import (
+    CORES_PRESETS,
+    DDR5_PRESETS,
+    ECC_PRESETS,
+    HBM3_PRESETS,
+    LPDDR5_PRESETS,
+    NDA_PRESETS,
+    PRESETS,
+)
 
 from memsim import __version__
 from memsim.sim import run
@@ -248,7 +256,7 @@ def test_config_list_lists_the_presets():
     subbank_presets = [f"ddr4_2400_x8_1ch1r_{s}" for s in ("eruca", "masa", "salp1", "salp2")]
     assert proc.stdout.split() == sorted([*PRESETS, *ECC_PRESETS, *NDA_PRESETS,
                                           *CORES_PRESETS, *subbank_presets, *DDR5_PRESETS,
-                                          *LPDDR5_PRESETS])
+                                          *LPDDR5_PRESETS, *HBM3_PRESETS])
 
 
 def test_version():
