@@ -61,6 +61,11 @@ _DDR4_NAMES = dict(CL="nCL", CWL="nCWL", tRCD="nRCD", tRP="nRP", tRAS="nRAS", tR
                   tWR="nWR", tRTP="nRTP", tCCD_S="nCCDS", tCCD_L="nCCDL", tRRD_S="nRRDS",
                   tRRD_L="nRRDL", tWTR_S="nWTRS", tWTR_L="nWTRL", tFAW="nFAW", tRFC="nRFC",
                   tREFI="nREFI", tRTRS="nCS")
+_HBM3_NAMES = dict(CL="nCL", CWL="nCWL", tRCDRD="nRCDRD", tRCDWR="nRCDWR", tRP="nRP",
+                   tRAS="nRAS", tRC="nRC", tWR="nWR", tRTP="nRTP", tCCD_S="nCCDS",
+                   tCCD_L="nCCDL", tCCD_R="nCCDR", tRRD_S="nRRDS", tRRD_L="nRRDL",
+                   tWTR_S="nWTRS", tWTR_L="nWTRL", tRTW="nRTW", tFAW="nFAW", tPPD="nPPD",
+                   tRFC="nRFC", tREFI="nREFI", tBL="nBL")
 CASES = {
     "DDR4": dict(
         preset="ddr4_2400_x8_1ch1r", overrides=("mapping.order=ro-ba-bg-ra-co-ch",),
@@ -89,11 +94,7 @@ CASES = {
     "HBM3": dict(
         preset="hbm3_6400_1pc", footprint="256MiB", overrides=(),
         dram="HBM3", org="HBM3_4Gb", timing="HBM3_6400Mbps", controller="HBM34",
-        names=dict(CL="nCL", CWL="nCWL", tRCDRD="nRCDRD", tRCDWR="nRCDWR", tRP="nRP",
-                   tRAS="nRAS", tRC="nRC", tWR="nWR", tRTP="nRTP", tCCD_S="nCCDS",
-                   tCCD_L="nCCDL", tCCD_R="nCCDR", tRRD_S="nRRDS", tRRD_L="nRRDL",
-                   tWTR_S="nWTRS", tWTR_L="nWTRL", tRTW="nRTW", tFAW="nFAW", tPPD="nPPD",
-                   tRFC="nRFC", tREFI="nREFI", tBL="nBL"),
+        names=_HBM3_NAMES,
         extra={}, fixed=dict(pseudochannel=1), ticks_per_cycle=2,
     ),
     # HBM3, both pseudo-channels of a channel: memsim's two channels have command buses
@@ -103,11 +104,7 @@ CASES = {
         preset="hbm3_6400_1pc", footprint="512MiB",
         overrides=("dram.channels=2", "mapping.order=ro-ba-bg-ra-ch-co"),
         dram="HBM3", org="HBM3_4Gb", timing="HBM3_6400Mbps", controller="HBM34",
-        names=dict(CL="nCL", CWL="nCWL", tRCDRD="nRCDRD", tRCDWR="nRCDWR", tRP="nRP",
-                   tRAS="nRAS", tRC="nRC", tWR="nWR", tRTP="nRTP", tCCD_S="nCCDS",
-                   tCCD_L="nCCDL", tCCD_R="nCCDR", tRRD_S="nRRDS", tRRD_L="nRRDL",
-                   tWTR_S="nWTRS", tWTR_L="nWTRL", tRTW="nRTW", tFAW="nFAW", tPPD="nPPD",
-                   tRFC="nRFC", tREFI="nREFI", tBL="nBL"),
+        names=_HBM3_NAMES,
         extra={}, ticks_per_cycle=2,
     ),
     "DDR5": dict(

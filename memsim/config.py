@@ -825,7 +825,7 @@ def _check_standard(d: DramConfig) -> None:
 
 def _check_not_modelled(cfg: Config) -> None:
     """Keys the standard does not model (its NOT_MODELLED_SETTINGS: not to be set;
-    NOT_MODELLED_VALUES: (key, value) -> why)."""
+    NOT_MODELLED_VALUES: (key, value) -> why; ONLY_VALUES: key -> (values, why))."""
     std = device_mod.standard(cfg.dram)
 
     def value(key):
@@ -838,6 +838,9 @@ def _check_not_modelled(cfg: Config) -> None:
     for (key, bad), why in std.NOT_MODELLED_VALUES.items():
         if value(key) == bad:
             raise ConfigError(f"{key}: {bad!r} is not modelled on {std.NAME}: {why}")
+    for key, (allowed, why) in std.ONLY_VALUES.items():
+        if value(key) not in allowed:
+            raise ConfigError(f"{key}: {value(key)!r} is not modelled on {std.NAME}: {why}")
 
 
 def _standard_defaults(data: dict) -> dict:

@@ -15,8 +15,10 @@ import pytest
 from helpers import resolve
 
 from memsim import check, config
+from memsim import ecc as ecc_mod
 from memsim.dram import hbm3
 from memsim.dram import spec as spec_mod
+from memsim.dram import subbank as subbank_mod
 from memsim.dram.harness import DeviceHarness
 from memsim.errors import ConfigError
 
@@ -207,3 +209,18 @@ def test_what_is_not_modelled_is_an_error_naming_key_and_value(override, words):
         config.load(PC, [override])
     for w in words:
         assert w in str(err.value)
+
+
+@pytest.mark.parametrize("preset", [PC, "lpddr5_6400_bg_4ch"])
+def test_every_ecc_and_subbank_scheme_registered_is_refused(preset):
+    """LPDDR5 and HBM3 take ecc.scheme and dram.subbank_scheme at "none" only
+    (ONLY_VALUES): every scheme in the registries, including one added later, is an
+    error naming key and value, never a run without it."""
+    for key, schemes in (("ecc.scheme", ecc_mod.SCHEMES), ("dram.subbank_scheme",
+                                                         subbank_mod.SCHEMES)):
+        for scheme in schemes:
+            if scheme == "none":
+                continue
+            with pytest.raises(ConfigError) as err:
+                config.load(preset, [f"{key}={scheme}"])
+            assert f"{key}: {scheme!r} is not modelled on" in str(err.value)

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 
-from memsim.dram import clock
+from memsim.dram import clock, power
 from memsim.dram.constraint import Constraint as C
 
 NAME = "HBM3"
@@ -188,19 +188,13 @@ def tck_ns(timings: dict) -> float:
 # Power: no HBM3 IDD table at hand (JESD238 gives no IDD values; vendors' HBM3 datasheets
 # are not public). Every value is NaN, so energy results are NaN and say why
 # (energy.model.source); dram.power gives them.
-POWER_NAMES = ("VDD", "IDD0", "IDD2N", "IDD3N", "IDD4R", "IDD4W", "IDD5", "IDD2P", "IDD3P",
-               "IDD6")
+POWER_NAMES = power.NAMES
 POWER_SOURCE = ("none: no HBM3 IDD values at hand (JESD238 has none); energy is NaN "
                 "unless dram.power gives every current")
 
 
 def resolve_power(speed: str, org: str, density_gbit: int, overrides=None) -> dict:
-    out = dict.fromkeys(POWER_NAMES, math.nan)
-    if overrides:
-        out.update(overrides)
-    out["source"] = POWER_SOURCE if any(math.isnan(v) for k, v in out.items()
-                                        if k in POWER_NAMES) else "dram.power"
-    return out
+    return power.unknown(POWER_SOURCE, overrides)
 
 
 _NOT_ON_HBM3 = "not modelled on HBM3"
@@ -214,14 +208,11 @@ NOT_MODELLED_VALUES = {
     ("dram.refresh_mode", "fine_granularity"): "HBM3 has no fine-granularity refresh "
     "mode (all_bank: REFab)",
 }
-for _scheme in ("salp1", "salp2", "masa", "eruca"):
-    NOT_MODELLED_VALUES[("dram.subbank_scheme", _scheme)] = "sub-banks are " + _NOT_ON_HBM3
-for _scheme in ("ondie", "secded_x72", "chipkill_x4", "chipkill_x8_lockstep", "duo",
-                "write_crc", "aiecc", "ca_parity", "inline"):
-    NOT_MODELLED_VALUES[("ecc.scheme", _scheme)] = "ECC schemes are " + _NOT_ON_HBM3
-# a pseudo-channel of an 8- or 16-high stack has 2 or 4 SIDs; their tRRD_S, tFAW and
-# all-bank refresh span the pseudo-channel, which memsim's per-rank refresh does not
-for _ranks in (2, 4, 8, 16, 32, 64):
-    NOT_MODELLED_VALUES[("dram.ranks", _ranks)] = (
-        "stack IDs (SIDs, memsim's ranks) are " + _NOT_ON_HBM3 + " yet: one SID per "
-        "pseudo-channel (dram.ranks: 1)")
+ONLY_VALUES = {
+    "dram.subbank_scheme": (("none",), "sub-banks are " + _NOT_ON_HBM3),
+    "ecc.scheme": (("none",), "ECC schemes are " + _NOT_ON_HBM3),
+    # a pseudo-channel of an 8- or 16-high stack has 2 or 4 SIDs; their tRRD_S, tFAW and
+    # all-bank refresh span the pseudo-channel, which memsim's per-rank refresh does not
+    "dram.ranks": ((1,), "stack IDs (SIDs, memsim's ranks) are " + _NOT_ON_HBM3
+                   + " yet: one SID per pseudo-channel (dram.ranks: 1)"),
+}

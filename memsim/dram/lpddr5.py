@@ -42,9 +42,7 @@ JESD209-5B), the 16-bank mode, NDAs, sub-banks and the ECC schemes.
 
 from __future__ import annotations
 
-import math
-
-from memsim.dram import clock
+from memsim.dram import clock, power
 from memsim.dram.constraint import Constraint as C
 
 NAME = "LPDDR5"
@@ -224,19 +222,13 @@ def tck_ns(timings: dict) -> float:
 # Power: no LPDDR5 IDD table at hand (JESD209-5B gives no IDD values; vendors' LPDDR5
 # datasheets are not public). Every value is NaN, so energy results are NaN and say why
 # (energy.model.source); dram.power gives them (VDD2H / VDDQ rails folded into VDD).
-POWER_NAMES = ("VDD", "IDD0", "IDD2N", "IDD3N", "IDD4R", "IDD4W", "IDD5", "IDD2P", "IDD3P",
-               "IDD6")
+POWER_NAMES = power.NAMES
 POWER_SOURCE = ("none: no LPDDR5 IDD values at hand (JESD209-5B has none); energy is NaN "
                 "unless dram.power gives every current")
 
 
 def resolve_power(speed: str, org: str, density_gbit: int, overrides=None) -> dict:
-    out = dict.fromkeys(POWER_NAMES, math.nan)
-    if overrides:
-        out.update(overrides)
-    out["source"] = POWER_SOURCE if any(math.isnan(v) for k, v in out.items()
-                                        if k in POWER_NAMES) else "dram.power"
-    return out
+    return power.unknown(POWER_SOURCE, overrides)
 
 
 _NOT_ON_LPDDR5 = "not modelled on LPDDR5"
@@ -249,15 +241,12 @@ NOT_MODELLED_SETTINGS = {
 }
 NOT_MODELLED_VALUES = {
     ("nda.enabled", True): "near-data accelerators are " + _NOT_ON_LPDDR5,
-    ("dram.subbank_scheme", "salp1"): "sub-banks are " + _NOT_ON_LPDDR5,
-    ("dram.subbank_scheme", "salp2"): "sub-banks are " + _NOT_ON_LPDDR5,
-    ("dram.subbank_scheme", "masa"): "sub-banks are " + _NOT_ON_LPDDR5,
-    ("dram.subbank_scheme", "eruca"): "sub-banks are " + _NOT_ON_LPDDR5,
     ("dram.refresh_mode", "same_bank"): "same-bank refresh (REFsb) is DDR5's; LPDDR5 "
     "refreshes part of a rank with per-bank refresh (per_bank: REFpb)",
     ("dram.refresh_mode", "fine_granularity"): "LPDDR5 has no fine-granularity refresh "
     "mode (all_bank: REFab)",
 }
-for _scheme in ("ondie", "secded_x72", "chipkill_x4", "chipkill_x8_lockstep", "duo",
-                "write_crc", "aiecc", "ca_parity", "inline"):
-    NOT_MODELLED_VALUES[("ecc.scheme", _scheme)] = "ECC schemes are " + _NOT_ON_LPDDR5
+ONLY_VALUES = {
+    "dram.subbank_scheme": (("none",), "sub-banks are " + _NOT_ON_LPDDR5),
+    "ecc.scheme": (("none",), "ECC schemes are " + _NOT_ON_LPDDR5),
+}

@@ -80,6 +80,9 @@ class Standard:
     NOT_MODELLED: dict = field(default_factory=dict)
     NOT_MODELLED_SETTINGS: dict = field(default_factory=dict)
     NOT_MODELLED_VALUES: dict = field(default_factory=dict)
+    # keys this standard models at some values only, each with the reason for the rest:
+    # {key: (the values it takes, why)} (a mechanism added later is refused here too)
+    ONLY_VALUES: dict = field(default_factory=dict)
     DEFAULT_ECC_SCHEME: str | None = None  # ecc.scheme when a config names none
     ACT_BACKGROUND: str = "IDD3N"  # the standby current an ACT's energy counts above
     ONDIE_RMW_CYCLES: int | None = None  # on-die ECC's tRMW (None: tCCD_L)
@@ -135,7 +138,8 @@ _KINDS: dict[str, Any] = {
     "COMMAND_KINDS": dict, "COMMAND_BUS_CYCLES": dict, "TIMINGS_FROM_FIRST_CYCLE": tuple,
     "COMMAND_BUSES": tuple, "COMMAND_HALF_CYCLES": dict,
     "NOT_MODELLED": dict,
-    "NOT_MODELLED_SETTINGS": dict, "NOT_MODELLED_VALUES": dict, "ACT_BACKGROUND": str,
+    "NOT_MODELLED_SETTINGS": dict, "NOT_MODELLED_VALUES": dict, "ONLY_VALUES": dict,
+    "ACT_BACKGROUND": str,
     "PARITY_LATENCY": dict, "TRANSFERS_PER_CLOCK": int, "PARITY_LATENCY_MODES": tuple,
     "SOURCES": tuple,
     "SOURCE_SCOPES": dict, "NDA_CONSTRAINTS": tuple,

@@ -425,11 +425,12 @@ class Engine:
             self._set_x(layout.X_REFSB, refresh_engine.build_state(
                 refresh_interval * scale, mode.postpone_sets * units,
                 dev.refresh_cycles * scale, nch * nr, units, nb, log_id))
+        # the front end a variant without cores or SimPy hooks names in its refusal
+        front = ("frontend.mode: cores" if cores is not None else
+                 "the SimPy front door (memsim.simpy.MemorySystem)")
         if dev is not None and dev.std.COMMAND_BUSES:
             # two command buses (HBM3): the dual-bus variant, tested with trace replay only
             if cores is not None or step:
-                front = ("frontend.mode: cores" if cores is not None else
-                         "the SimPy front door (memsim.simpy.MemorySystem)")
                 raise ConfigError(
                     f"dram.standard: {cfg.dram.standard!r} with {front}: not supported yet "
                     f"(the dual command bus loop is tested with trace replay only); "
@@ -459,8 +460,6 @@ class Engine:
         self._log_kinds = iface is not None and iface.scheme != "none"
         if iface is not None and iface.needs_engine:
             if cores is not None or step:
-                front = ("frontend.mode: cores" if cores is not None else
-                         "the SimPy front door (memsim.simpy.MemorySystem)")
                 raise ConfigError(
                     f"{ecc_mod.engine_cause(iface)} with {front}: not supported together "
                     f"(the engine's ECC variant has no {'cores' if cores is not None else 'SimPy'} "
