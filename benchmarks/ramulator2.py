@@ -8,7 +8,7 @@
 For each standard and trace kind (``memsim trace gen KIND -n N``, every request offered at
 once; ``KIND+w``: one third writes), one channel (DDR5: one 32-bit sub-channel) of one
 rank (HBM3: one pseudo-channel of one SID, 32 B requests; HBM3x2: both pseudo-channels of
-a channel, which share its command buses in Ramulator 2 and not in memsim), FR-FCFS, open
+a channel, sharing its command buses and its queues: memsim's ``dram.ranks: 2``), FR-FCFS, open
 page, all-bank refresh (``LPDDR5-pb``: LPDDR5 with per-bank refresh, memsim's
 ``dram.refresh_mode: per_bank`` against Ramulator 2's ``PerBank`` refresh manager;
 ``HBM3-pb``: HBM3's against its ``HBM34PerBankRefresh``),
@@ -97,12 +97,10 @@ CASES = {
         names=_HBM3_NAMES,
         extra={}, fixed=dict(pseudochannel=1), ticks_per_cycle=2,
     ),
-    # HBM3, both pseudo-channels of a channel: memsim's two channels have command buses
-    # of their own, Ramulator 2's two pseudo-channels share the channel's (not modelled
-    # in memsim: this row measures it)
+    # HBM3, both pseudo-channels of a channel (memsim's two ranks), on its shared row and
+    # column buses, with one 32-entry read and one write queue for the channel in both
     "HBM3x2": dict(
-        preset="hbm3_6400_1pc", footprint="512MiB",
-        overrides=("dram.channels=2", "mapping.order=ro-ba-bg-ra-ch-co"),
+        preset="hbm3_6400_1pc", footprint="512MiB", overrides=("dram.ranks=2",),
         dram="HBM3", org="HBM3_4Gb", timing="HBM3_6400Mbps", controller="HBM34",
         names=_HBM3_NAMES,
         extra={}, ticks_per_cycle=2,

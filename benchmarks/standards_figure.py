@@ -8,8 +8,9 @@ Four memory systems of 64 data bits, each from a shipped preset: DDR4-3200AA (on
 channel of 64 bits, one rank: ``ddr4_3200_x8_2ch2r`` with ``dram.channels=1
 dram.ranks=1``), DDR5-4800B (one DIMM: two 32-bit sub-channels, ``ddr5_4800b_x8_1dimm``),
 LPDDR5-6400 (four x16 channels, bank-group mode, ``lpddr5_6400_bg_4ch``) and HBM3-6400
-(two 32-bit pseudo-channels, one HBM3 channel: ``hbm3_6400_16pc`` with
-``dram.channels=2``, the stack's mapping), each with its preset's address mapping,
+(one HBM3 channel, its two 32-bit pseudo-channels on shared command buses:
+``hbm3_6400_16pc`` with ``dram.channels=1``, the stack's mapping), each with its preset's
+address mapping,
 FR-FCFS, open page, all-bank refresh.
 
 Workloads (the same 64-byte lines for every system, in the first 512 MiB, the capacity
@@ -47,10 +48,10 @@ SYSTEMS = (
     ("DDR4-3200", "ddr4_3200_x8_2ch2r", ("dram.channels=1", "dram.ranks=1"), 1),
     ("DDR5-4800", "ddr5_4800b_x8_1dimm", (), 1),
     ("LPDDR5-6400", "lpddr5_6400_bg_4ch", (), 1),
-    ("HBM3-6400 2 PC", "hbm3_6400_16pc", ("dram.channels=2",), 2),
+    ("HBM3-6400", "hbm3_6400_16pc", ("dram.channels=1",), 2),
 )
 LINES_IN_FLIGHT = 64
-FOOTPRINT = 1 << 29  # 512 MiB: two HBM3 pseudo-channels of a 4 Gb channel
+FOOTPRINT = 1 << 29  # 512 MiB: one 4 Gb HBM3 channel (two pseudo-channels)
 LINES = FOOTPRINT // LINE_BYTES
 
 

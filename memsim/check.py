@@ -194,7 +194,8 @@ RULES = (
 OTHER_RULES = {
     "tFAW": "at most 4 ACTs to a rank in any tFAW window: an ACT must issue >= tFAW "
     "after the ACT four before it",
-    "data_bus": "the host's data bursts on a channel never overlap: RD data occupies "
+    "data_bus": "the host's data bursts on a channel (HBM3: on a rank, a pseudo-channel "
+    "with a data bus of its own) never overlap: RD data occupies "
     "[t+CL, t+CL+tBL), WR data [t+CWL, t+CWL+tBL) (NDA data stays in its rank)",
     "bank_state": "ACT only to a precharged bank; RD/WR/RDA/WRA only to an open bank and "
     "its open row; REF only when every bank of the rank is precharged",
@@ -239,32 +240,28 @@ LPDDR5_RULES = tuple(r for r in RULES
     Rule("tPPD", RANK, ("PRE", "PREA"), ("PRE", "PREA"), "tPPD"),
     Rule("cmd_bus", CHANNEL, ("ACT",), COMMANDS, "2", bus=True),
 )
-# HBM3 (JESD238, docs/reference/hbm3.md): a channel of the log is a pseudo-channel and a
-# rank a stack ID (SID). Two command buses: a row command (ACT, PRE, PREA, REF) and a
-# column command may share a cycle, two commands of one bus may not: an ACT holds the row
-# bus 1.5 cycles, PRE, PREA and REF 0.5, a column command the column bus 1 (row_bus,
+# HBM3 (JESD238, docs/reference/hbm3.md): a channel of the log is an HBM3 channel and a
+# rank one of its two pseudo-channels (one SID each). The two share the channel's two
+# command buses and nothing else: a row command (ACT, PRE, PREA, REF) and a column
+# command may share a cycle, two commands of one bus may not: an ACT holds the row bus
+# 1.5 cycles, PRE, PREA and REF 0.5, a column command the column bus 1 (row_bus,
 # column_bus, between first cycles). Every other rule counts from a command's last half
 # cycle (ACT: 1 cycle after its first, a column command 0.5: HBM3_OFFSETS), and commands
 # sit on whole cycles, so a gap that ends on a half cycle is met at the next whole one.
-# tRCD is tRCDRD before a read, tRCDWR before a write; the pseudo-channel's rules bind
-# every SID: the read-to-write turnaround tRTW, write-to-read tWTR_S, tRRD_S, tFAW, tPPD,
-# PREA -> ACT tRP, tRFC after a REF (to an ACT, PREA or REF), tRC from an ACT to a REF;
-# reads of different SIDs are tCCD_R apart. A REFpb (per_bank) is a row command too.
+# tRCD is tRCDRD before a read, tRCDWR before a write; the pseudo-channel's rules: the
+# read-to-write turnaround tRTW, write-to-read tWTR_S, tRRD_S, tFAW, tPPD, PREA -> ACT
+# tRP, tRFC after a REF (to an ACT, PREA or REF), tRC from an ACT to a REF, and its own
+# data bus (DATA_BUS_PER_RANK). A REFpb (per_bank) is a row command too.
 HBM3_ROW = ("ACT", "PRE", "PREA", "REF", "REFpb")
 HBM3_RULES = tuple(r for r in RULES
-                   if r.name not in ("tRCD", "tRTW", "tWTR_S", "tRRD_S", "tRFC", "cmd_bus")
-                   and not r.name.startswith("tRTRS")
-                   and (r.name, r.earlier) != ("tRP", ("PREA",))) + (
+                   if r.name not in ("tRCD", "tRTW", "tRFC", "cmd_bus")
+                   and not r.name.startswith("tRTRS")) + (
     Rule("tRCDRD", BANK, ("ACT",), READS, "tRCDRD"),
     Rule("tRCDWR", BANK, ("ACT",), WRITES, "tRCDWR"),
-    Rule("tCCD_R", OTHER_RANK, READS, READS, "tCCD_R"),
-    Rule("tRTW", CHANNEL, READS, WRITES, "tRTW"),
-    Rule("tWTR_S", CHANNEL, WRITES, READS, "CWL + tBL + tWTR_S"),
-    Rule("tRRD_S", CHANNEL, ("ACT",), ("ACT",), "tRRD_S"),
-    Rule("tPPD", CHANNEL, ("PRE", "PREA"), ("PRE", "PREA"), "tPPD"),
-    Rule("tRP", CHANNEL, ("PREA",), ("ACT", "REF"), "tRP"),
-    Rule("tRFC", CHANNEL, ("REF",), ("ACT", "PREA", "REF"), "tRFC"),
-    Rule("tRC", CHANNEL, ("ACT",), ("REF",), "tRC"),
+    Rule("tRTW", RANK, READS, WRITES, "tRTW"),
+    Rule("tPPD", RANK, ("PRE", "PREA"), ("PRE", "PREA"), "tPPD"),
+    Rule("tRFC", RANK, ("REF",), ("ACT", "PREA", "REF"), "tRFC"),
+    Rule("tRC", RANK, ("ACT",), ("REF",), "tRC"),
     Rule("row_bus", CHANNEL, ("ACT",), HBM3_ROW, "1.5", bus=True),
     Rule("row_bus", CHANNEL, ("PRE", "PREA", "REF", "REFpb"), HBM3_ROW, "0.5", bus=True),
     Rule("column_bus", CHANNEL, COLUMN, COLUMN, "1", bus=True),
@@ -273,8 +270,8 @@ HBM3_OFFSETS = dict(ACT=1.0, RD=0.5, WR=0.5, RDA=0.5, WRA=0.5)
 # an RDA's implied precharge follows its burst and tRTP (LPDDR5)
 AUTO_PRE_AFTER_READ = {"DDR4": "tRTP", "DDR5": "tRTP", "LPDDR5": "tBL + tRTP",
                        "HBM3": "tRTP"}
-# standards whose tFAW window spans the channel (HBM3: the pseudo-channel), not a rank
-FAW_PER_CHANNEL = ("HBM3",)
+# standards whose every rank has a data bus of its own (HBM3: a rank is a pseudo-channel)
+DATA_BUS_PER_RANK = ("HBM3",)
 
 # Commands that take more than one cycle, per standard: cycles from the first to the
 # one a rule counts from (DDR5: the second; LPDDR5's ACT: ACT-1, the first).
@@ -310,11 +307,11 @@ REFPB_UNITS = {"LPDDR5": REFPB_PER_SET, "HBM3": 16}  # REFpb a set, per standard
 STANDARD_REFRESH_MODE_RULES = {
     ("HBM3", "per_bank"): (
         Rule("tRFCpb", BANK, ("REFpb",), ("ACT", "REFpb"), "tRFCpb"),
-        Rule("tRREFD", CHANNEL, ("REFpb",), ("ACT", "REFpb"), "tRREFD"),
+        Rule("tRREFD", RANK, ("REFpb",), ("ACT", "REFpb"), "tRREFD"),
         Rule("tRP", BANK, ("PRE", AUTO_PRE), ("REFpb",), "tRP"),
-        Rule("tRP", CHANNEL, ("PREA",), ("REFpb",), "tRP"),
+        Rule("tRP", RANK, ("PREA",), ("REFpb",), "tRP"),
         Rule("tRC", BANK, ("ACT",), ("REFpb",), "tRC"),
-        Rule("tRRD_S", CHANNEL, ("ACT",), ("REFpb",), "tRRD_S"),
+        Rule("tRRD_S", RANK, ("ACT",), ("REFpb",), "tRRD_S"),
     ),
 }
 REFRESH_MODE_RULES = {
@@ -638,8 +635,9 @@ class ProtocolChecker:
         self._selected = [-1] * n_banks  # MASA: the selected unit of a bank
         self._selected_by: list = [None] * n_banks
         self._faw = [deque(maxlen=self.faw_acts) for _ in range(n_ranks)]  # last ACTs
-        self._faw_per_channel = standard in FAW_PER_CHANNEL
-        self._bursts: list[list] = [[] for _ in range(channels)]  # (start, end, rec)
+        # the host's data bursts (start, end, rec) per data bus: a channel's, or a rank's
+        self._bus_per_rank = standard in DATA_BUS_PER_RANK
+        self._bursts: list[list] = [[] for _ in range(n_ranks)]
         self._last_cycle = [-1] * channels
         # refresh: per rank the last REF (cycle, rec), and whether its deadline was flagged.
         # A run without refresh (dram.refresh: false) has no deadlines.
@@ -905,7 +903,7 @@ class ProtocolChecker:
 
             # -- tFAW: the fifth ACT must issue >= tFAW after the first of the last four
             if cmd == _ACT:
-                window = faw[c if self._faw_per_channel else rank_node]
+                window = faw[rank_node]
                 if len(window) == faw_acts and t < window[0][1] + tFAW:
                     first = window[0]
                     which = "four" if faw_acts == 4 else str(faw_acts)
@@ -960,7 +958,7 @@ class ProtocolChecker:
             if cmd in _COLUMN_IDS and src == 0:
                 start = t + (CL if cmd in _READ_IDS else CWL)
                 end = start + bl
-                busy = bursts[c]
+                busy = bursts[rank_node if self._bus_per_rank else c]
                 horizon = t + min_data_delay  # no later burst can start before this
                 busy[:] = [x for x in busy if x[1] > horizon]
                 hit = None
@@ -974,7 +972,9 @@ class ProtocolChecker:
                     if not explained:
                         self._emit(line, "data_bus", f"data burst [{_cycles(start, ts)}, "
                                    f"{_cycles(end, ts)}) overlaps [{_cycles(hit[0], ts)}, "
-                                   f"{_cycles(hit[1], ts)}) on channel {c}", hit[2], rec)
+                                   f"{_cycles(hit[1], ts)}) on channel {c}"
+                               + (f" rank {r}" if self._bus_per_rank else ""),
+                               hit[2], rec)
                 busy.append((start, end, rec))
 
             # -- state transitions

@@ -343,7 +343,7 @@ class Result:
             },
             "commands": commands,
             "refresh": self._refresh_summary(commands["REF"]),
-            "bus_utilization": (int(c[layout.C_BUSY]) / (self.cycles * spec.channels)
+            "bus_utilization": (int(c[layout.C_BUSY]) / (self.cycles * spec.data_buses)
                                 if self.cycles else 0.0),
             "energy_nj": e["energy_nj"],
             "power_mw": e["power_mw"],

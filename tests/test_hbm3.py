@@ -1,9 +1,11 @@
 """HBM3 on the dual-bus loop variant (memsim/dram/hbm3.py, docs/reference/hbm3.md):
 closed forms (idle row miss, one bank group's stream, the bank-group round robin, a read
-that meets a refresh), a row and a column command issued in the same cycle, the same
-decisions cycle by cycle and event to event, and every preset clean under the checker.
+that meets a refresh; two pseudo-channels on one channel's command buses), a row and a
+column command issued in the same cycle, the same decisions cycle by cycle and event to
+event, and every preset clean under the checker.
 
-Device: HBM3-6400 (CK 1.6 GHz, tCK 0.625 ns), one 32-bit pseudo-channel, BL8 (32 B).
+Device: HBM3-6400 (CK 1.6 GHz, tCK 0.625 ns), one 32-bit pseudo-channel (memsim's rank),
+BL8 (32 B); a channel of two pseudo-channels (dram.ranks: 2) where a test says so.
 """
 
 from __future__ import annotations
@@ -70,6 +72,49 @@ def test_bank_group_round_robin_reaches_the_pseudo_channels_peak(tmp_path):
     assert protocol_check(path, PC, NO_REFRESH).total == 0
 
 
+TWO = NO_REFRESH + ["dram.ranks=2"]
+
+
+def test_two_pseudo_channels_share_the_column_bus_and_reach_the_channels_peak(tmp_path):
+    # 2 pseudo-channels x 4 bank groups x 8 row hits, round robin: once the rows are open
+    # each pseudo-channel reads every tCCD_S = 2 CK on its own data bus, and the shared
+    # column bus takes a read every cycle: 64 B / 1.25 ns = 51.2 GB/s on the channel
+    per, groups = 8, 4
+    _, spec, m = resolve(PC, TWO)
+    a = addresses(m, [dict(rank=r, bankgroup=g, row=2, column=8 * i)
+                      for i in range(per) for g in range(groups) for r in range(2)])
+    n = len(a)
+    _, s, log, path = run_logged(tmp_path, a, [False] * n, [0] * n, PC, TWO)
+    acts = log[log.command == "ACT"]
+    # eight ACTs on one row bus: 2 cycles apart at best (an ACT holds it 1.5 CK)
+    assert len(acts) == 8 and min(acts.cycle.diff().dropna()) == 2
+    rd = log[log.command == "RD"]
+    steady = rd[rd.cycle >= acts.cycle.max() + RCD]
+    assert len(steady) >= n // 2
+    assert set(steady.cycle.diff().dropna()) == {1}  # one read a cycle, never two
+    for r in range(2):
+        assert set(steady[steady["rank"] == r].cycle.diff().dropna()) == {T["tCCD_S"]}
+    assert spec.peak_bandwidth_gbps == pytest.approx(64 / (2 * spec.tck_ns)) == 51.2
+    # the two data buses: each busy with its own bursts, and no change of pseudo-channel
+    # counted as a turnaround
+    assert s["bus_utilization"] == pytest.approx(n * T["tBL"] / (2 * s["cycles"]))
+    assert s["turnaround"]["rank_switch"]["count"] == 0
+    assert protocol_check(path, PC, TWO).total == 0
+
+
+def test_two_pseudo_channels_acts_take_turns_on_the_row_bus(tmp_path):
+    # a miss to each pseudo-channel at cycle 0: the second ACT waits for the row bus (2
+    # cycles: 1.5 CK up), not tRRD_S (4, its own pseudo-channel's); their reads then go
+    # a cycle apart on the column bus... as their rows open: RCD after each ACT
+    _, _, m = resolve(PC, TWO)
+    a = addresses(m, [dict(rank=0, bankgroup=0, row=3), dict(rank=1, bankgroup=0, row=5)])
+    _, s, log, path = run_logged(tmp_path, a, [False] * 2, [0] * 2, PC, TWO)
+    assert cycles_of(log, "ACT") == [0, 2]
+    assert cycles_of(log, "RD") == [RCD, RCD + 2]
+    assert list(log[log.command == "ACT"]["rank"]) == [0, 1]
+    assert protocol_check(path, PC, TWO).total == 0
+
+
 def test_a_read_that_meets_a_refresh_waits_trfc(tmp_path):
     # refresh loss: the read arriving with the REF waits tRFC for its ACT (a REF is
     # registered on one edge, an ACT 1 CK after its first: tRFC - 1 between first
@@ -111,11 +156,11 @@ def test_tick_and_event_decide_alike(tmp_path):
 
 
 def test_log_buffer_flushes_keep_both_buses_commands(tmp_path, monkeypatch):
-    # two commands a pseudo-channel a cycle (a row and a column command): the loop
-    # flushes the command-log buffer while it has room for both, or the second is lost
+    # two commands a channel a cycle (a row and a column command): the loop flushes the
+    # command-log buffer while it has room for both, or the second is lost
     rng = np.random.default_rng(6)
     n = 1000
-    over = ["dram.channels=2"]
+    over = ["dram.channels=2", "dram.ranks=2"]
     _, _, m = resolve(PC, over)
     a = (rng.integers(0, m.capacity_bytes // 32, n) * 32).astype(np.int64)
     w = rng.random(n) < 0.3
@@ -130,19 +175,30 @@ def test_log_buffer_flushes_keep_both_buses_commands(tmp_path, monkeypatch):
     assert sorted(served.request) == list(range(n))
 
 
-@pytest.mark.parametrize("preset", [PC, "hbm3_6400_16pc"])
-def test_random_reads_and_writes_are_clean_under_the_hbm3_checker(tmp_path, preset):
+@pytest.mark.parametrize(("preset", "overrides"), [
+    (PC, []), (PC, ["dram.ranks=2"]), ("hbm3_6400_16pc", [])])
+def test_random_reads_and_writes_are_clean_under_the_hbm3_checker(tmp_path, preset,
+                                                                  overrides):
     rng = np.random.default_rng(3)
     n = 6000
-    _, _, m = resolve(preset)
+    _, spec, m = resolve(preset, overrides)
     a = (rng.integers(0, m.capacity_bytes // 32, n) * 32).astype(np.int64)
     w = rng.random(n) < 0.3
-    _, s, log, path = run_logged(tmp_path, a, w, np.zeros(n, np.int64), preset)
+    _, s, log, path = run_logged(tmp_path, a, w, np.zeros(n, np.int64), preset, overrides)
     assert s["requests"]["total"] == n
-    assert protocol_check(path, preset).total == 0
-    # the two buses are used in one cycle
+    assert protocol_check(path, preset, overrides).total == 0
+    # the two buses are used in one cycle, never more than one command each
     both = log.groupby(["cycle", "channel"]).size()
     assert both.max() == 2 and (both == 2).sum() > 0
+    if spec.ranks == 2:
+        # the two pseudo-channels' bursts overlap in time, each on its own data bus
+        col = log[log.command.isin(["RD", "RDA", "WR", "WRA"])]
+        start = col.cycle + np.where(col.command.str.startswith("R"), T["CL"], T["CWL"])
+        col = col.assign(start=start).sort_values(["channel", "start"])
+        same_ch = col.channel.eq(col.channel.shift())
+        other_pc = col["rank"].ne(col["rank"].shift())
+        overlap = col.start.diff() < T["tBL"]
+        assert (same_ch & other_pc & overlap).sum() > 0
     assert math.isnan(s["energy_nj"]["total"])
     assert "no HBM3 IDD values" in s["energy_model"]["source"]
 

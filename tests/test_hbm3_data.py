@@ -1,9 +1,11 @@
 """HBM3 as data (memsim/dram/hbm3.py, docs/reference/hbm3.md), without the compiled loop:
 its timings, the rules on the timing harness one cycle either side (a row and a column
-command in one cycle, two row commands not), the checker's HBM3 rules one cycle either
-side, energy without an IDD source, and the keys not modelled.
+command in one cycle, two row commands not; two pseudo-channels that share only the
+command buses), the checker's HBM3 rules one cycle either side, energy without an IDD
+source, and the keys not modelled.
 
-Device: HBM3-6400 (CK 1.6 GHz, tCK 0.625 ns), one 32-bit pseudo-channel, BL8 (32 B).
+Device: HBM3-6400 (CK 1.6 GHz, tCK 0.625 ns), one 32-bit pseudo-channel (memsim's rank),
+BL8 (32 B); two pseudo-channels of one channel where a test says so (dram.ranks: 2).
 """
 
 from __future__ import annotations
@@ -40,8 +42,14 @@ def test_timings_are_ramulator2s_jesd238_preset():
     assert spec.bursts_per_row == 32  # a 1 KB page of 32 B bursts
     # one pseudo-channel: 32 B every tBL = 2 CK of 0.625 ns
     assert spec.peak_bandwidth_gbps == pytest.approx(32 / (2 * 0.625)) == 25.6
+    # each pseudo-channel (rank) has its own data bus: a channel of two moves twice that
+    _, spec2, _ = resolve(PC, ["dram.ranks=2"])
+    assert spec2.data_buses == 2 and spec2.peak_bandwidth_gbps == pytest.approx(51.2)
     _, spec16, _ = resolve("hbm3_6400_16pc")
+    assert (spec16.channels, spec16.ranks) == (8, 2)
     assert spec16.peak_bandwidth_gbps == pytest.approx(16 * 25.6)
+    # a pseudo-channel holds half the 4 Gb channel: 256 MiB
+    assert spec2.rank_bytes == 256 << 20 and spec2.capacity_bytes == 512 << 20
 
 
 def test_the_table_counts_from_each_commands_last_half_cycle():
@@ -63,8 +71,8 @@ def test_the_table_counts_from_each_commands_last_half_cycle():
     assert lat[A, L["channel"], R] == spec_mod.NO_CONSTRAINT
 
 
-def dut() -> DeviceHarness:
-    return DeviceHarness(spec_mod.build(config.load(PC)))
+def dut(ranks: int = 1) -> DeviceHarness:
+    return DeviceHarness(spec_mod.build(config.load(PC, [f"dram.ranks={ranks}"])))
 
 
 def test_harness_act_to_read_and_write_and_precharge():
@@ -120,6 +128,37 @@ def test_harness_pseudo_channel_turnarounds_and_tfaw():
     d.assert_earliest_ready_at("RD", wr + T["CWL"] + T["tBL"] + T["tWTR_L"], bankgroup=2)
 
 
+def test_harness_two_pseudo_channels_share_the_command_buses_only():
+    # an ACT holds the channel's row bus 2 cycles (1.5 up), for the other pseudo-channel
+    # too; tRRD_S and tFAW are each pseudo-channel's own
+    d = dut(ranks=2)
+    d.issue("ACT", 0)
+    d.assert_earliest_ready_at("ACT", 2, rank=1)
+    with pytest.raises(ValueError):
+        d.issue("ACT", 1, rank=1)
+    d.issue("ACT", 2, rank=1)
+    d.assert_earliest_ready_at("ACT", T["tRRD_S"], bankgroup=1)  # its own pseudo-channel
+    # a column command holds the column bus one cycle; the data buses are apart (no tBL,
+    # tCCD_S or tRTW across)
+    rd = 2 + T["tRCDRD"] + 1  # both rows open
+    d.issue("RD", rd)
+    d.assert_earliest_ready_at("RD", rd + T["tCCD_S"], bankgroup=1)
+    d.assert_earliest_ready_at("WR", rd + 1, rank=1)
+    d.assert_earliest_ready_at("RD", rd + 1, rank=1)
+    with pytest.raises(ValueError):
+        d.issue("RD", rd, rank=1)
+    d.issue("WR", rd + 1, rank=1)
+    d.assert_earliest_ready_at("WR", rd + T["tRTW"], bankgroup=1)  # rank 0's turnaround
+
+
+def test_harness_a_refresh_holds_its_own_pseudo_channel():
+    d = dut(ranks=2)
+    d.issue("REF", 100)
+    d.assert_earliest_ready_at("ACT", 100 + T["tRFC"] - 1)
+    d.assert_earliest_ready_at("ACT", 101, rank=1)  # the row bus, half a clock up
+    d.assert_earliest_ready_at("REF", 101, rank=1)
+
+
 # ---------------------------------------------------------------- the checker's rules
 
 def _check(rows, ranks=1):
@@ -159,10 +198,21 @@ def test_checker_rule_one_cycle_either_side(name, rows, cmd, at):
     assert name in _check(rows + [_cmd(at - 1, cmd, bg=bg)])
 
 
-def test_checker_reads_of_two_sids_are_tccd_r_apart():
-    rows = [_cmd(0, "ACT"), _cmd(4, "ACT", rank=1), _cmd(36, "RD")]
-    assert _check(rows + [_cmd(36 + T["tCCD_R"], "RD", rank=1)], ranks=2) == []
-    assert _check(rows + [_cmd(36 + T["tCCD_R"] - 1, "RD", rank=1)], ranks=2) == ["tCCD_R"]
+def test_checker_two_pseudo_channels_share_the_command_buses_only():
+    # rank = pseudo-channel: the row and column buses are the channel's, the data bus,
+    # turnarounds and tRRD_S each pseudo-channel's
+    act = [_cmd(0, "ACT")]
+    assert _check(act + [_cmd(2, "ACT", rank=1)], ranks=2) == []
+    assert _check(act + [_cmd(1, "ACT", rank=1)], ranks=2) == ["row_bus"]
+    rows = [_cmd(0, "ACT"), _cmd(2, "ACT", rank=1), _cmd(34, "RD")]
+    # bursts of the two pseudo-channels overlap on their own data buses; a write after a
+    # read of the other pseudo-channel waits for nothing but the column bus
+    assert _check(rows + [_cmd(35, "RD", rank=1)], ranks=2) == []
+    assert _check(rows + [_cmd(35, "WR", rank=1)], ranks=2) == []
+    assert _check(rows + [_cmd(34, "RD", rank=1)], ranks=2) == ["column_bus"]
+    # on one pseudo-channel the same bursts overlap on its data bus (and tCCD_S says so)
+    rows = [_cmd(0, "ACT"), _cmd(4, "ACT", bg=1), _cmd(36, "RD")]
+    assert set(_check(rows + [_cmd(37, "RD", bg=1)])) == {"tCCD_S"}
 
 
 def test_checker_a_row_and_a_column_command_in_one_cycle_are_legal_two_columns_not():
@@ -175,15 +225,14 @@ def test_checker_tfaw_spans_the_pseudo_channel():
     rows = [_cmd(T["tRRD_S"] * g, "ACT", bg=g) for g in range(4)]
     assert _check(rows + [_cmd(T["tFAW"], "ACT", bank=1)]) == []
     assert _check(rows + [_cmd(T["tFAW"] - 1, "ACT", bank=1)]) == ["tFAW"]
-    # across SIDs too (a pseudo-channel's window, not a rank's)
+    # not across pseudo-channels: four ACTs alternating between two leave room on each
     rows = [_cmd(T["tRRD_S"] * g, "ACT", bg=g, rank=g % 2) for g in range(4)]
-    assert _check(rows + [_cmd(T["tFAW"] - 1, "ACT", bank=1)], ranks=2) == ["tFAW"]
+    assert _check(rows + [_cmd(T["tFAW"] - 1, "ACT", bank=1)], ranks=2) == []
 
 
 def test_every_hbm3_rule_has_a_one_cycle_test_here():
     new = {r.name for r in check.HBM3_RULES if r not in check.RULES}
-    assert new == {"tRCDRD", "tRCDWR", "tCCD_R", "tRTW", "tWTR_S", "tRRD_S", "tPPD", "tRP",
-                   "tRFC", "tRC", "row_bus", "column_bus"}
+    assert new == {"tRCDRD", "tRCDWR", "tRTW", "tPPD", "tRFC", "tRC", "row_bus", "column_bus"}
 
 
 # ---------------------------------------------------------------- energy, not modelled
@@ -195,7 +244,7 @@ def test_energy_is_nan_with_the_reason():
 
 
 @pytest.mark.parametrize(("override", "words"), [
-    ("dram.ranks=2", ["dram.ranks: 2", "SIDs"]),
+    ("dram.ranks=4", ["dram.ranks: 4", "SIDs", "1 or 2"]),
     ("dram.refresh_mode=same_bank", ["dram.refresh_mode", "same_bank", "REFpb"]),
     ("dram.refresh_mode=fine_granularity", ["dram.refresh_mode", "fine_granularity"]),
     ("nda.enabled=true", ["nda.enabled", "HBM3"]),

@@ -57,21 +57,23 @@ def test_per_bank_compiles_its_refresh_rows_and_all_bank_is_unchanged():
     ab = resolve(PC)[1].latency
     pb = resolve(PC, PB)[1].latency
     # all-bank: REF -> ACT tRFC - 1 (the ACT registered a cycle after its first), tRC + 1
-    # from an ACT to a REF, across the pseudo-channel
-    assert (ab[REF, ch, A], ab[REF, ch, REF], ab[A, ch, REF]) == (
+    # from an ACT to a REF, across the pseudo-channel (memsim's rank); at the channel the
+    # row bus only: 1 cycle after a REF, 2 after an ACT
+    assert (ab[REF, rk, A], ab[REF, rk, REF], ab[A, rk, REF]) == (
         T["tRFC"] - 1, T["tRFC"], T["tRC"] + 1)
-    # per-bank: its bank tRFCpb, the pseudo-channel tRREFD, only the row bus (1) left at
-    # the channel; an ACT to a REFpb: tRC + 1 in its bank, tRRD_S + 1 across
+    assert (ab[REF, ch, A], ab[REF, ch, REF], ab[A, ch, REF]) == (1, 1, 2)
+    # per-bank: its bank tRFCpb, the pseudo-channel tRREFD, the channel's row bus as
+    # before; an ACT to a REFpb: tRC + 1 in its bank, tRRD_S + 1 across
     assert (pb[REF, bk, A], pb[REF, bk, REF], pb[REF, bk, PREA]) == (
         T["tRFCpb"] - 1, T["tRFCpb"], T["tRFCpb"])
     assert (pb[REF, rk, A], pb[REF, rk, REF], pb[REF, rk, PREA]) == (
         T["tRREFD"] - 1, T["tRREFD"], T["tRREFD"])
     assert (pb[REF, ch, A], pb[REF, ch, REF], pb[REF, ch, PREA]) == (1, 1, 1)
-    assert (pb[A, bk, REF], pb[A, ch, REF]) == (T["tRC"] + 1, T["tRRD_S"] + 1)
+    assert (pb[A, bk, REF], pb[A, rk, REF]) == (T["tRC"] + 1, T["tRRD_S"] + 1)
     diff = pb != ab
     assert {tuple(int(x) for x in d) for d in zip(*diff.nonzero(), strict=True)} == {
-        (REF, lvl, c) for lvl in (ch, rk, bk) for c in (A, PREA, REF)} | {
-        (A, ch, REF), (A, bk, REF)}
+        (REF, lvl, c) for lvl in (rk, bk) for c in (A, PREA, REF)} | {
+        (A, rk, REF), (A, bk, REF)}
 
 
 def test_other_standards_tables_are_unchanged_by_the_act_to_refresh_field():
@@ -352,21 +354,25 @@ def test_a_read_that_meets_a_refpb_waits_its_rule(tmp_path, bankgroup, bank, act
     assert protocol_check(path, PC, PB).total == 0
 
 
-def test_random_reads_and_writes_with_per_bank_refresh_are_clean(tmp_path):
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_random_reads_and_writes_with_per_bank_refresh_are_clean(tmp_path, ranks):
+    # one pseudo-channel, and a channel of two (each refreshed on its own)
     import numpy as np
 
+    over = PB + [f"dram.ranks={ranks}"]
     rng = np.random.default_rng(5)
     n = 8000
-    _, _, m = resolve(PC, PB)
+    _, _, m = resolve(PC, over)
     a = (rng.integers(0, m.capacity_bytes // 32, n) * 32).astype(np.int64)
     w = rng.random(n) < 0.3
-    t = np.sort(rng.integers(0, 8 * n, n)).astype(np.int64)
-    _, s, log, path = run_logged(tmp_path, a, w, t, PC, PB)
+    t = np.sort(rng.integers(0, 8 * n // ranks, n)).astype(np.int64)
+    _, s, log, path = run_logged(tmp_path, a, w, t, PC, over)
     assert s["requests"]["total"] == n
-    refs = log[log.command == "REFpb"]
-    assert len(refs) >= s["cycles"] // TREFIPB - 16  # at most a set owed at the end
+    for r in range(ranks):
+        refs = log[(log.command == "REFpb") & (log["rank"] == r)]
+        assert len(refs) >= s["cycles"] // TREFIPB - 16  # at most a set owed at the end
     assert set(log.command) - {"ACT", "PRE", "RD", "WR"} == {"REFpb"}
     # the dual-bus loop: some REFpb share their cycle with a column command
     cols = set(log[log.command.isin(["RD", "WR"])].cycle)
     assert any(c in cols for c in refs.cycle)
-    assert protocol_check(path, PC, PB).total == 0
+    assert protocol_check(path, PC, over).total == 0

@@ -5,15 +5,15 @@ The values and their sources are listed in ``docs/reference/hbm3.md``: JEDEC JES
 for the organisations, table 84 for tRFCab, the timing preset ``HBM3_6400Mbps``).
 
 Channels. An HBM3 channel is 64 data bits in two independent 32-bit pseudo-channels,
-each with its own banks and data bus; memsim's channel is one pseudo-channel. A burst
-is BL8 on 32 bits: 32 bytes (``BURST_BYTES``), so one memsim request is 32 bytes, as
-one Ramulator 2 HBM3 transaction is (its transaction size is the channel width times
-the prefetch, 32 x 8 bits). The two pseudo-channels of a channel share its command
-buses; memsim gives each pseudo-channel buses of its own (not modelled: a row or column
-command of one pseudo-channel delaying the other's; docs/reference/hbm3.md measures
-it against Ramulator 2). One stack ID (SID): a pseudo-channel of an 8- or 16-high stack
-has two or four SIDs, whose tRRD, tFAW and refresh span the pseudo-channel; memsim's
-rank would be a SID, and ``dram.ranks`` above 1 is refused until they are modelled.
+each with its own banks and data bus; the two share the channel's row and column command
+buses. memsim's channel is the HBM3 channel and its rank a pseudo-channel
+(``dram.ranks``: 1 or 2): the table below puts every rule of the pseudo-channel at rank
+level and only the command buses at channel level, and each rank has a data bus of its
+own (``DATA_BUS_PER_RANK``). A burst is BL8 on 32 bits: 32 bytes (``BURST_BYTES``), so
+one memsim request is 32 bytes, as one Ramulator 2 HBM3 transaction is (its transaction
+size is the channel width times the prefetch, 32 x 8 bits). One stack ID (SID): a
+pseudo-channel of an 8- or 16-high stack has two or four SIDs, a level memsim does not
+have; they are not modelled.
 
 Clocks. memsim's cycle is CK; data moves four times per CK (HBM3-6400: CK 1.6 GHz,
 tCK 0.625 ns), so BL8 takes 2 CK (``tBL``).
@@ -65,7 +65,8 @@ COMMAND_BUSES = (_ROW, _COL)
 COMMAND_HALF_CYCLES = dict(ACT=3, PRE=1, PREA=1, REF=1, RD=2, WR=2, RDA=2, WRA=2)
 COMMAND_BUS_CYCLES = {c: -(-h // 2) for c, h in COMMAND_HALF_CYCLES.items()}
 
-CHANNEL_WIDTH_BITS = 32  # one pseudo-channel
+CHANNEL_WIDTH_BITS = 32  # one pseudo-channel's data bus (memsim's rank)
+DATA_BUS_PER_RANK = True
 BURST_LENGTH = 8  # beats (BL8)
 BURST_BYTES = 32  # BL8 x 32 bits
 TRANSFERS_PER_CLOCK = 4  # HBM3: the data rate is four times CK
@@ -73,7 +74,8 @@ TRANSFERS_PER_CLOCK = 4  # HBM3: the data rate is four times CK
 # Organisation (JESD238 table 4 as Ramulator 2 lists it, its HBM3_4Gb preset): a 4 Gb
 # channel of two pseudo-channels, one SID, 4 bank groups of 4 banks per pseudo-channel,
 # 16K rows of 32 column addresses, each a BL8 burst of 32 bytes (a 1 KB page). memsim's
-# columns are beats: 32 x 8 = 256 per row. density_gbit is the channel's density.
+# columns are beats: 32 x 8 = 256 per row. density_gbit is the channel's density (a
+# pseudo-channel holds half: 2 Gb, 256 MiB).
 ORGANISATIONS = {
     "x32_pc": dict(width=32, bankgroups=4, banks_per_group=4, rows={4: 16384},
                    columns=256, page_bytes=1024),
@@ -84,6 +86,7 @@ ORGANISATIONS = {
 # tREFI 3.9 us. Per-bank refresh: tRFCpb as the preset has it (320 CK, 200 ns); tRREFD
 # as Ramulator 2 defines it, max(3 nCK, 8 ns) = 13 CK (its preset lists 8, which its
 # definition's value replaces only where the preset has none: docs/reference/hbm3.md).
+# tCCD_R (reads of two SIDs) is listed and used by no rule: one SID.
 SPEED_BINS = {
     "HBM3_6400": dict(
         data_rate_mtps=6400, CL=20, CWL=10, tRCDRD=31, tRCDWR=15, tRP=26, tRAS=45, tRC=72,
@@ -96,9 +99,11 @@ SPEED_BINS = {
 COMMON_TIMINGS = dict(tBL=BURST_LENGTH // TRANSFERS_PER_CLOCK)
 
 # The table: JESD238's rules as Ramulator 2 writes them, its levels mapped onto memsim's:
-# pseudo-channel -> channel, SID -> rank, bank group, bank. Every row counts between the
-# commands' registration (their last half cycle: COMMAND_HALF_CYCLES); the spec compiler
-# shifts each to first cycles and rounds up to a whole cycle.
+# channel -> channel, pseudo-channel -> rank, bank group, bank (one SID: its rules are the
+# pseudo-channel's). Every row counts between the commands' registration (their last half
+# cycle: COMMAND_HALF_CYCLES); the spec compiler shifts each to first cycles and rounds up
+# to a whole cycle. The channel has the command buses only: no rule but theirs spans its
+# two pseudo-channels.
 CONSTRAINTS = (
     # --- same bank ---
     C("bank", ("ACT",), _RD, "tRCDRD"),
@@ -117,24 +122,22 @@ CONSTRAINTS = (
     C("bankgroup", _WR, _WR, "tCCD_L"),
     C("bankgroup", _WR, _RD, "CWL + tBL + tWTR_L"),
     C("bankgroup", ("ACT",), ("ACT",), "tRRD_L"),
-    # --- same SID ---
+    # --- the pseudo-channel: its SID's column spacing, its data bus, turnarounds,
+    # activation and refresh ---
     C("rank", _RD, _RD, "tCCD_S"),
     C("rank", _WR, _WR, "tCCD_S"),
-    # --- another SID of the pseudo-channel ---
-    C("rank", _RD, _RD, "tCCD_R", other_rank=True),
-    # --- the pseudo-channel: its data bus, turnarounds, activation and refresh ---
-    C("channel", _RD, _RD, "tBL"),
-    C("channel", _WR, _WR, "tBL"),
-    C("channel", _RD, _WR, "tRTW"),
-    C("channel", _WR, _RD, "CWL + tBL + tWTR_S"),
-    C("channel", ("ACT",), ("ACT",), "tRRD_S"),
-    C("channel", ("ACT",), ("ACT",), "tFAW", window=4),
-    C("channel", ("PRE", "PREA"), ("PRE", "PREA"), "tPPD"),
-    C("channel", ("PREA",), ("ACT", "REF"), "tRP"),
-    C("channel", ("ACT",), ("REF",), "tRC"),
-    C("channel", ("REF",), ("ACT", "PREA", "REF"), "tRFC"),
-    # --- the command buses (counted from first cycles): an ACT holds the row bus two
-    # cycles, any other command its bus one ---
+    C("rank", _RD, _RD, "tBL"),
+    C("rank", _WR, _WR, "tBL"),
+    C("rank", _RD, _WR, "tRTW"),
+    C("rank", _WR, _RD, "CWL + tBL + tWTR_S"),
+    C("rank", ("ACT",), ("ACT",), "tRRD_S"),
+    C("rank", ("ACT",), ("ACT",), "tFAW", window=4),
+    C("rank", ("PRE", "PREA"), ("PRE", "PREA"), "tPPD"),
+    C("rank", ("PREA",), ("ACT", "REF"), "tRP"),
+    C("rank", ("ACT",), ("REF",), "tRC"),
+    C("rank", ("REF",), ("ACT", "PREA", "REF"), "tRFC"),
+    # --- the channel's two command buses, shared by its pseudo-channels (counted from
+    # first cycles): an ACT holds the row bus two cycles, any other command its bus one ---
     C("channel", ("ACT",), _ROW, "2", bus=True),
     C("channel", ("PRE", "PREA", "REF"), _ROW, "1", bus=True),
     C("channel", _COL, _COL, "1", bus=True),
@@ -211,8 +214,8 @@ NOT_MODELLED_VALUES = {
 ONLY_VALUES = {
     "dram.subbank_scheme": (("none",), "sub-banks are " + _NOT_ON_HBM3),
     "ecc.scheme": (("none",), "ECC schemes are " + _NOT_ON_HBM3),
-    # a pseudo-channel of an 8- or 16-high stack has 2 or 4 SIDs; their tRRD_S, tFAW and
-    # all-bank refresh span the pseudo-channel, which memsim's per-rank refresh does not
-    "dram.ranks": ((1,), "stack IDs (SIDs, memsim's ranks) are " + _NOT_ON_HBM3
-                   + " yet: one SID per pseudo-channel (dram.ranks: 1)"),
+    # memsim's rank is a pseudo-channel: a channel has one or two. A pseudo-channel of
+    # an 8- or 16-high stack has 2 or 4 SIDs, a level below it that memsim does not have
+    "dram.ranks": ((1, 2), "an HBM3 channel has two pseudo-channels (memsim's ranks): "
+                   "dram.ranks is 1 or 2; stack IDs (SIDs) are " + _NOT_ON_HBM3),
 }

@@ -136,10 +136,17 @@ class DeviceSpec:
         return ticks if self.time_scale == 1 else ticks / self.time_scale
 
     @property
+    def data_buses(self) -> int:
+        """Data buses of the system: one per channel, or one per rank where every rank
+        has its own (HBM3: memsim's rank is a pseudo-channel)."""
+        per_rank = STANDARDS[self.standard].DATA_BUS_PER_RANK
+        return self.channels * (self.ranks if per_rank else 1)
+
+    @property
     def peak_bandwidth_gbps(self) -> float:
-        """All channels streaming back-to-back bursts, in GB/s (1e9 bytes/s)."""
+        """Every data bus streaming back-to-back bursts, in GB/s (1e9 bytes/s)."""
         cycles = self.timings["tBL"]
-        return self.channels * self.burst_bytes / (cycles * self.tck_ns)
+        return self.data_buses * self.burst_bytes / (cycles * self.tck_ns)
 
 
 def _eval_latency(expr: str, timings: dict, scale: int = 1) -> int:

@@ -71,6 +71,11 @@ class Standard:
     # buses that take a command each in the same cycle (HBM3: row and column; the engine's
     # dual-bus loop variant)
     COMMAND_BUSES: tuple = ()
+    # each rank has a data bus of its own (HBM3: memsim's rank is a pseudo-channel, and
+    # the two of a channel share its command buses only); False: the ranks of a channel
+    # share its data bus. The engine keeps a data bus per rank in its dual-bus variant,
+    # so a standard with this has COMMAND_BUSES
+    DATA_BUS_PER_RANK: bool = False
     # command -> half clock cycles it is registered over (HBM3's half-cycle row
     # commands); given, timings count from a command's last half cycle and a rule's gap
     # between first cycles is rounded up to a whole cycle (memsim.dram.constraint)
@@ -136,7 +141,7 @@ _KINDS: dict[str, Any] = {
     "CONSTRAINTS": tuple, "REFRESH_MODES": dict, "POSITIVE_TIMINGS": tuple,
     "ORDERED_TIMINGS": tuple, "POWER_NAMES": tuple, "CHANNEL_WIDTH_BITS": int,
     "COMMAND_KINDS": dict, "COMMAND_BUS_CYCLES": dict, "TIMINGS_FROM_FIRST_CYCLE": tuple,
-    "COMMAND_BUSES": tuple, "COMMAND_HALF_CYCLES": dict,
+    "COMMAND_BUSES": tuple, "COMMAND_HALF_CYCLES": dict, "DATA_BUS_PER_RANK": bool,
     "NOT_MODELLED": dict,
     "NOT_MODELLED_SETTINGS": dict, "NOT_MODELLED_VALUES": dict, "ONLY_VALUES": dict,
     "ACT_BACKGROUND": str,
@@ -175,6 +180,9 @@ def _check(std: Standard) -> None:
         if sorted(listed) != sorted(std.COMMANDS):
             raise ValueError(f"{who}: COMMAND_BUSES {std.COMMAND_BUSES} must name each of its "
                              f"COMMANDS once")
+    if std.DATA_BUS_PER_RANK and not std.COMMAND_BUSES:
+        raise ValueError(f"{who}: DATA_BUS_PER_RANK needs COMMAND_BUSES (the engine keeps a "
+                         f"data bus per rank in its dual-bus variant only)")
     for cmd, n in std.COMMAND_HALF_CYCLES.items():
         if cmd not in std.COMMANDS or not isinstance(n, int) or n < 1:
             raise ValueError(f"{who}: COMMAND_HALF_CYCLES[{cmd!r}] = {n!r}: expected one of "

@@ -41,6 +41,7 @@ from memsim.engine.layout import (
     CAT_HIT,
     CAT_NONE,
     F_CORES,
+    F_DUALBUS,
     F_ECC,
     F_FINAL_CYCLE,
     F_NDA,
@@ -90,7 +91,14 @@ def issue_column(P, T, S, X, t, q, ch, i, features):
     # data bus: a turnaround, judged by the rules in force before this command's own
     start = t + T.data_delay[cmd]
     rank_in_ch = rk % P[P_NRANK]
-    if S.last_dir[ch] >= 0 and (S.last_dir[ch] != q or S.last_rank[ch] != rank_in_ch):
+    if features & F_DUALBUS:
+        # every rank (HBM3's pseudo-channel) has a data bus of its own, its entry in the
+        # per-bus arrays; a change of rank is no turnaround
+        if S.last_dir[rk] >= 0 and S.last_dir[rk] != q:
+            count_turnaround(S.counters, S.earliest, S.node_ch[b], S.node_rank[b],
+                              S.node_bg[b], S.node_bank[b], cmd, C_R2W if q == 1 else C_W2R,
+                              S.last_end[rk], T.data_delay[cmd], S.q_arr[q, ch, i])
+    elif S.last_dir[ch] >= 0 and (S.last_dir[ch] != q or S.last_rank[ch] != rank_in_ch):
         count_turnaround(S.counters, S.earliest, S.node_ch[b], S.node_rank[b], S.node_bg[b],
                           S.node_bank[b], cmd,
                           (C_R2W if q == 1 else C_W2R) if S.last_dir[ch] != q else C_RSW,
@@ -132,9 +140,13 @@ def issue_column(P, T, S, X, t, q, ch, i, features):
     done = end  # when the host has the request's data (NDAs: a packetized link later)
     if features & F_NDA:
         done = nda.host_column(S, X[X_NDA], ch, rk, q, start, end, S.q_arr[q, ch, i])
-    S.last_dir[ch] = q
+    if features & F_DUALBUS:  # (the rank's data bus)
+        S.last_dir[rk] = q
+        S.last_end[rk] = end
+    else:
+        S.last_dir[ch] = q
+        S.last_end[ch] = end
     S.last_rank[ch] = rank_in_ch
-    S.last_end[ch] = end
     S.counters[C_BUSY] += T.burst_cycles[cmd]
 
     if features & F_ECC:  # latency and completion: the user's requests only

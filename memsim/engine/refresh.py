@@ -356,8 +356,7 @@ def same_bank(P, T, S, R, ch, t):
         # goes first (the next ACT then waits tRRD_S anyway), for up to tRRD_S cycles
         if R.ready_at[rk] < 0:
             R.ready_at[rk] = t
-        # (tRRD_S: the rank's ACT -> ACT row, or the channel's where the standard puts it
-        # there: HBM3's pseudo-channel)
+        # (tRRD_S: the rank's ACT -> ACT row, or the channel's where that is longer)
         rrd = max(T.latency[ACT, 0, ACT], T.latency[ACT, 1, ACT])
         until = R.ready_at[rk] + R.prm[PR_DEFER] * rrd
         if t < until and _act_wanted(P, S, R, rk, k, until - 1):
