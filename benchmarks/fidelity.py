@@ -1,5 +1,5 @@
-"""Fidelity: memsim's bandwidth and read latency next to closed-form DDR4, DDR5 and LPDDR5
-bounds.
+"""Fidelity: memsim's bandwidth and read latency next to closed-form DDR4, DDR5, LPDDR5
+and HBM3 bounds.
 
     python benchmarks/fidelity.py [-n 50000] [--csv OUT] [--seed 1]
 
@@ -9,7 +9,9 @@ closed-form latency and their ratio. Every bound is derived from the device spec
 timings (``memsim.dram.spec.build(cfg).timings``); nothing is hard-coded. The closed
 forms follow ``docs/reference/ddr4.md`` ("Timing rules", "Closed forms"); the DDR5 rows
 (one 32-bit sub-channel, BL16: tBL = 8) ``docs/reference/ddr5.md``; the LPDDR5 rows (one
-x16 channel, BL32: tBL = 4 CK) ``docs/reference/lpddr5.md``. Against another simulator
+x16 channel, BL32: tBL = 4 CK) ``docs/reference/lpddr5.md``; the HBM3 rows (one
+pseudo-channel, BL8 = 32 B, tRCD the ACT -> RD gap between first cycles, tRCDRD + 1)
+``docs/reference/hbm3.md``. Against another simulator
 (Ramulator 2 on the same trace, matched timings, per standard):
 ``benchmarks/ramulator2.py``.
 
@@ -60,6 +62,7 @@ DDR5_5600 = "ddr5_5600b_x8_1dimm"
 ONE_SUB_CHANNEL = ("dram.channels=1",)
 ONE_CHANNEL = ONE_SUB_CHANNEL
 LPDDR5_BG, LPDDR5_8B = "lpddr5_6400_bg_4ch", "lpddr5_6400_8b_4ch"
+HBM3 = "hbm3_6400_1pc"
 
 
 # ---------------------------------------------------------------- set-up helpers
@@ -79,7 +82,12 @@ class System:
     def __post_init__(self):
         self.cfg = config_mod.load(self.config, self.overrides)
         self.spec = spec_mod.build(self.cfg)
-        self.t = self.spec.timings
+        self.t = dict(self.spec.timings)
+        if "tRCD" not in self.t:
+            # HBM3: a read's tRCDRD, between the commands' first cycles as the table
+            # compiles it (the ACT registered 1 CK after its first edge: tRCDRD + 1)
+            self.t["tRCD"] = int(self.spec.latency[spec_mod.ACT, spec_mod.LEVEL["bank"],
+                                                   spec_mod.RD])
         self.mapping = AddressMapping(self.spec, self.cfg.mapping.order,
                                       self.cfg.mapping.xor_bank)
 
@@ -230,7 +238,8 @@ def case_one_bank_group(sysm: System, n: int) -> Row:
     issue = t["tRCD"] + gap * j
     exact = int(issue[-1]) + t["CL"] + t["tBL"]
     lat, ok = admission_latency(sysm, issue, np.where(j == 0, 0, issue))
-    note = f"64 B per tCCD_L={t['tCCD_L']}: {t['tBL'] / gap:.1%} of peak"
+    note = (f"{sysm.spec.burst_bytes} B per tCCD_L={t['tCCD_L']}: {t['tBL'] / gap:.1%} "
+            f"of peak")
     if not ok:
         note += " (closed form not reachable)"
     return Row("row hits, one bank group", sysm.label, r.summary()["bandwidth_gbps"]["total"],
@@ -528,6 +537,12 @@ def cases(n: int, seed: int):
         yield lambda lp=lp: case_idle(lp, n, "miss")
         yield lambda lp=lp: case_stream(lp, n, "stream, bank groups alternate")
         yield lambda lp=lp: case_one_bank_group(lp, n)
+    # HBM3 (docs/reference/hbm3.md): one pseudo-channel, and a channel of two sharing the
+    # command buses (32 B requests)
+    hb = System("HBM3-6400 1pc", HBM3, NO_REFRESH)
+    yield lambda: case_idle(hb, n, "miss")
+    yield lambda: case_one_bank_group(hb, n)
+    yield lambda: case_stream(hb, n, "stream, bank groups alternate")
 
 
 COLUMNS = ("case", "system", "memsim GB/s", "bound GB/s", "bw ratio", "dcyc",

@@ -30,6 +30,8 @@ falling due (every tREFIpb) to its issue, and the column commands issued in thos
 (``refpb_waits``). ``LPDDR5-off`` runs both without refresh (memsim's ``dram.refresh:
 false``, Ramulator 2's ``NoRefresh``), ``HBM3-off`` likewise: the base the refresh modes'
 costs are measured from.
+``HBM3x2-rq41`` is HBM3x2 with memsim's read queue at 41 entries, an ablation for
+random reads: Ramulator 2 moves an activated request out of its 32-entry read buffer.
 ``LPDDR5-bl16`` runs LPDDR5 with BL16 (memsim's ``dram.org: x16_bg_bl16``) against
 Ramulator 2's LPDDR5 at its own BL16, 32 B requests in both: each of the trace's n / 2
 lines as two requests, at a and a + 32.
@@ -101,6 +103,17 @@ CASES = {
     # column buses, with one 32-entry read and one write queue for the channel in both
     "HBM3x2": dict(
         preset="hbm3_6400_1pc", footprint="512MiB", overrides=("dram.ranks=2",),
+        dram="HBM3", org="HBM3_4Gb", timing="HBM3_6400Mbps", controller="HBM34",
+        names=_HBM3_NAMES,
+        extra={}, ticks_per_cycle=2,
+    ),
+    # HBM3x2 with a 41-entry read queue: Ramulator 2 moves a request out of its read
+    # buffer into an active buffer (a slot per bank) when its ACT issues, so it chooses
+    # from its 32 entries plus the activated ones (8.6 on average on random reads, from its
+    # command log), where memsim's 32 hold both: an ablation on reads, not a preset
+    "HBM3x2-rq41": dict(
+        preset="hbm3_6400_1pc", footprint="512MiB",
+        overrides=("dram.ranks=2", "controller.read_queue=41"),
         dram="HBM3", org="HBM3_4Gb", timing="HBM3_6400Mbps", controller="HBM34",
         names=_HBM3_NAMES,
         extra={}, ticks_per_cycle=2,

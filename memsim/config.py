@@ -105,7 +105,8 @@ class DramConfig:
                              choices=_DENSITIES)
     channels: int = _key(1, "independent channels (DDR5: sub-channels, two per DIMM); a "
                          "power of two", "count", ALL, min=1, max=256)
-    ranks: int = _key(1, "ranks per channel; a power of two", "count", ALL, min=1, max=64)
+    ranks: int = _key(1, "ranks per channel (HBM3: pseudo-channels, 1 or 2); a power of two",
+                      "count", ALL, min=1, max=64)
     # Row-holding units below the bank (sub-arrays, sub-banks): a power of two; 1 is
     # plain DDR4. More than 1 needs a subbank_scheme, which says what sibling units of a
     # bank may overlap (memsim/dram/subbank.py).

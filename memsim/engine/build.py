@@ -367,10 +367,10 @@ class Engine:
             q_newer=np.broadcast_to(np.arange(qmax + nb, dtype=i64), (2, nch, qmax + nb)).copy(),
             wmode=np.zeros(nch, i64),
             ch_next=np.zeros(nch, i64),
-            # per data bus: a channel's, or in the dual-bus variant (HBM3) a rank's
-            last_dir=np.full(nch * nr, -1, i64),
+            # per data bus: the channels', then (the dual-bus variant, HBM3) the ranks'
+            last_dir=np.full(nch + nch * nr, -1, i64),
             last_rank=np.full(nch, -1, i64),
-            last_end=np.zeros(nch * nr, i64),
+            last_end=np.zeros(nch + nch * nr, i64),
             clean_at=np.full(nch, -1, i64),
             soon_bank=np.zeros((nch, 2 * nr * nbg * nba), i64),
             soon_hit=np.zeros((nch, 2 * nr * nbg * nba), i64),
