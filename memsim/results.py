@@ -20,6 +20,7 @@ import numpy as np
 from memsim import __version__, energy
 from memsim import nda as nda_mod
 from memsim.dram.spec import COMMANDS
+from memsim.dram.standards import STANDARDS
 from memsim.engine import layout
 from memsim.outfile import atomic_write
 
@@ -481,9 +482,11 @@ class Result:
         rb, ta, cmd, en = s["row_buffer"], s["turnaround"], s["commands"], s["energy_nj"]
         cfg = s["config"]["dram"]
         ctl = s["config"]["controller"]
+        # (HBM3: a rank is a pseudo-channel, with a data bus of its own)
+        rank = "pc" if STANDARDS[cfg["standard"]].DATA_BUS_PER_RANK else "rank"
         rows = [
             ("system", f"{cfg['speed']} {cfg['org']} {cfg['density_gbit']}Gb, "
-                       f"{cfg['channels']} ch x {cfg['ranks']} rank, {ctl['scheduler']}, "
+                       f"{cfg['channels']} ch x {cfg['ranks']} {rank}, {ctl['scheduler']}, "
                        f"{ctl['page_policy']} page"),
             ("requests", f"{s['requests']['reads']:,} reads, {s['requests']['writes']:,} "
                          f"writes" + _skipped(s["trace"])),
