@@ -23,13 +23,15 @@ Columns:
   whole trace, first-access edge included (e.g. tRCD + tBL*(N-1) + CL + tBL for a
   stream). 0 means cycle-exact; blank where only a steady-state bound exists.
 - ``bound lat ns``: for the deterministic cases, the exact mean read latency obtained by
-  replaying the closed-form command schedule through the front end's admission rules
-  (a request enters the controller when its queue has room -- the cycle after the
-  column command that frees the slot -- and fewer than ``max_outstanding`` requests
-  are in flight); latency is entry to the end of the data burst (RD + CL + tBL). For
-  saturated random traffic it is Little's law at the bound rate X (requests/cycle):
-  min(max_outstanding / X, channels*read_queue / X + CL + tBL - 1), a lower bound on
-  the mean when the queues stay full.
+  replaying the closed-form command schedule through the front end's rules (as fast as
+  possible, a request arrives when it gets one of the ``max_outstanding`` slots, in
+  request order, a slot held until the request's data burst ends; it enters the
+  controller after the request before it, when its queue has room -- the cycle after
+  the column command that frees the queue entry); latency is from the slot to the end
+  of the data burst (RD + CL + tBL), as memsim's summary counts it
+  (docs/reference/metrics.md). For saturated traffic (random reads, alternating
+  writes and reads) it is Little's law at the bound rate X (requests/cycle): every slot
+  is held, max_outstanding / X, a lower bound on the mean where the rate is a bound.
 
 Exact cases run with ``dram.refresh=false``; one refresh-on stream shows the refresh
 overhead against the tRFC/tREFI bound. A script, not a test.
@@ -145,33 +147,36 @@ def admission_latency(sysm: System, issue, first_cmd, is_write=None, channel=Non
     max_out = c.frontend.max_outstanding
     end = issue + np.where(is_write, t["CWL"], t["CL"]) + t["tBL"]
     served = {}  # (channel, direction) -> issue cycles of requests entered so far
-    inflight = []  # heap of burst ends of requests entered so far
+    inflight = []  # heap of burst ends of requests holding an outstanding slot
+    slot = np.zeros(n, np.int64)
     entry = np.zeros(n, np.int64)
-    prev = 0
+    prev_slot = prev_entry = 0
     for k in range(n):
         key = (int(channel[k]), int(is_write[k]))
         q = served.setdefault(key, [])
-        at = prev
-        if len(q) >= caps[key[1]]:
-            at = max(at, q[-caps[key[1]]] + 1)  # the slot frees the cycle after its issue
+        # its outstanding slot (its arrival), in request order, when one is free
+        at = prev_slot
         while inflight and inflight[0] <= at:
             heapq.heappop(inflight)
         while len(inflight) >= max_out:
             at = max(at, heapq.heappop(inflight))
-        entry[k] = prev = at
-        q.append(int(issue[k]))
+        slot[k] = prev_slot = at
         heapq.heappush(inflight, int(end[k]))
-    lat = (end - entry)[~is_write]
+        # then its queue, after the request before it, holding the slot while it waits
+        at = max(at, prev_entry)
+        if len(q) >= caps[key[1]]:
+            at = max(at, q[-caps[key[1]]] + 1)  # the slot frees the cycle after its issue
+        entry[k] = prev_entry = at
+        q.append(int(issue[k]))
+    lat = (end - slot)[~is_write]
     return float(lat.mean()), bool(np.all(entry <= first_cmd))
 
 
 def little_latency(sysm: System, rate_per_cycle: float) -> float:
-    """Mean read latency (cycles) of a saturated, queue-full replay served at
-    ``rate_per_cycle`` requests per cycle (all channels), by Little's law."""
-    c, t = sysm.cfg, sysm.t
-    in_queue = sysm.spec.channels * c.controller.read_queue
-    return min(c.frontend.max_outstanding / rate_per_cycle,
-               in_queue / rate_per_cycle + t["CL"] + t["tBL"] - 1)
+    """Mean latency (cycles) of a saturated replay served at ``rate_per_cycle`` requests
+    per cycle (all channels): every outstanding slot is held all the time, and a latency
+    counts from the slot, so by Little's law max_outstanding / rate."""
+    return sysm.cfg.frontend.max_outstanding / rate_per_cycle
 
 
 # ---------------------------------------------------------------- address patterns
@@ -349,8 +354,8 @@ def case_write_read(sysm: System, n: int) -> Row:
     r2w = t["CL"] + t["tBL"] + 2 - t["CWL"]
     period = w2r + r2w  # one write and one read
     bound = sysm.gbps(2, period)
-    # a read enters the cycle after the previous read's RD and issues one period later
-    lat = period - 1 + t["CL"] + t["tBL"]
+    # saturated: every outstanding slot held, two requests served per period
+    lat = little_latency(sysm, 2 / period)
     note = (f"W->R CWL+tBL+tWTR_S={w2r}, R->W CL+tBL+2-CWL={r2w}: 2 bursts per {period}; "
             f"queues of 1; steady state")
     return Row("alternating write/read, one rank", sysm.label,
