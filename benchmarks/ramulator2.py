@@ -30,6 +30,8 @@ falling due (every tREFIpb) to its issue, and the column commands issued in thos
 (``refpb_waits``). ``LPDDR5-off`` runs both without refresh (memsim's ``dram.refresh:
 false``, Ramulator 2's ``NoRefresh``), ``HBM3-off`` likewise: the base the refresh modes'
 costs are measured from.
+``HBM3x2-pb`` is HBM3x2 with per-bank refresh (each pseudo-channel's REFpb on its
+own; ``refpb_waits`` per pseudo-channel).
 ``HBM3x2-rq41`` is HBM3x2 with memsim's read queue at 41 entries, an ablation for
 random reads: Ramulator 2 moves an activated request out of its 32-entry read buffer.
 ``LPDDR5-bl16`` runs LPDDR5 with BL16 (memsim's ``dram.org: x16_bg_bl16``) against
@@ -147,6 +149,11 @@ CASES["HBM3-pb"] = dict(
     names=dict(CASES["HBM3"]["names"], tRFCpb="nRFCpb", tRREFD="nRREFD"),
     divided=dict(nREFIpb=("tREFI", 16)))
 CASES["LPDDR5-pb"]["per_bank_units"] = 8
+# both pseudo-channels of a channel with per-bank refresh, each refreshed on its own
+CASES["HBM3x2-pb"] = dict(
+    CASES["HBM3x2"], refresh="HBM34PerBankRefresh", per_bank_units=16,
+    overrides=CASES["HBM3x2"]["overrides"] + ("dram.refresh_mode=per_bank",),
+    names=CASES["HBM3-pb"]["names"], divided=CASES["HBM3-pb"]["divided"])
 CASES["HBM3-off"] = dict(CASES["HBM3"], refresh="NoRefresh",
                          overrides=CASES["HBM3"]["overrides"] + ("dram.refresh=false",))
 CASES["LPDDR5-off"] = dict(CASES["LPDDR5"], refresh="NoRefresh",
@@ -253,16 +260,21 @@ def log_counts(log: Path, t: dict) -> dict:
 
 
 def refpb_waits(df, interval: int) -> dict:
-    """What each REFpb cost while it waited (module docstring): the k-th REFpb of the
-    channel falls due at (k + 1) x ``interval``; its wait runs from then to its issue."""
-    refs = df[df.command == "REFpb"]["cycle"].to_numpy()
-    if len(refs) == 0:
+    """What each REFpb cost while it waited (module docstring): the k-th REFpb of a rank
+    (HBM3: of a pseudo-channel) falls due at (k + 1) x ``interval``; its wait runs from
+    then to its issue, and the rank's column commands in it are counted."""
+    waits, inside = [], 0
+    for _, own in df.groupby("rank"):
+        refs = own[own.command == "REFpb"]["cycle"].to_numpy()
+        cols = own[own.command.isin(["RD", "RDA", "WR", "WRA"])]["cycle"].to_numpy()
+        due = interval * (1 + np.arange(len(refs)))
+        waits.append(np.maximum(refs - due, 0))
+        inside += sum(int(((cols >= d) & (cols < r)).sum())
+                      for d, r in zip(due, refs, strict=True))
+    waits = np.concatenate(waits) if waits else np.zeros(0)
+    if len(waits) == 0:
         return {}
-    cols = df[df.command.isin(["RD", "RDA", "WR", "WRA"])]["cycle"].to_numpy()
-    due = interval * (1 + np.arange(len(refs)))
-    waits = np.maximum(refs - due, 0)
-    inside = sum(int(((cols >= d) & (cols < r)).sum()) for d, r in zip(due, refs, strict=True))
-    return dict(refpb=len(refs), refpb_wait_mean=round(float(waits.mean()), 1),
+    return dict(refpb=len(waits), refpb_wait_mean=round(float(waits.mean()), 1),
                 wait_cycles=int(waits.sum()), columns_in_waits=inside)
 
 
@@ -273,6 +285,8 @@ def ramulator_log(path: Path, ticks_per_cycle: int = 1):
 
     df = pd.read_csv(f"{path}.ch0")
     df["cycle"] = (df["clock"] - 1) / ticks_per_cycle
+    # memsim's rank: HBM3's pseudo-channel, else the rank (one in every case here)
+    df["rank"] = df["PseudoChannel"] if "PseudoChannel" in df else df.get("Rank", 0)
     return df
 
 
