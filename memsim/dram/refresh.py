@@ -1,5 +1,5 @@
 """Refresh modes as data: what ``dram.refresh_mode`` selects in a standard's
-``REFRESH_MODES`` (memsim.dram.ddr4, ddr5, lpddr5: name -> the fields of
+``REFRESH_MODES`` (memsim.dram.ddr4, ddr5, lpddr5, hbm3: name -> the fields of
 :class:`RefreshMode`; :func:`mode` makes one).
 
 A mode says which refresh command the controller issues, which timing is its refresh
@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # the refresh commands: all-bank (REFab, the table's REF), same-bank (DDR5), per-bank
-# (LPDDR5); the last two refresh one unit of a rank
+# (LPDDR5, HBM3); the last two refresh one unit of a rank
 COMMANDS = ("REF", "REFsb", "REFpb")
 
 

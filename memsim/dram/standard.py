@@ -171,10 +171,12 @@ def _check(std: Standard) -> None:
         if kind not in ENGINE_KINDS:
             raise ValueError(f"{who}: command {cmd!r} is of kind {kind!r}, not one the engine "
                              f"has ({', '.join(ENGINE_KINDS)})")
-    for cmd, n in std.COMMAND_BUS_CYCLES.items():
-        if cmd not in std.COMMANDS or not isinstance(n, int) or n < 1:
-            raise ValueError(f"{who}: COMMAND_BUS_CYCLES[{cmd!r}] = {n!r}: expected one of "
-                             f"its commands and a whole number of cycles >= 1")
+    for table, unit in (("COMMAND_BUS_CYCLES", "cycles"), ("COMMAND_HALF_CYCLES",
+                                                           "half cycles")):
+        for cmd, n in getattr(std, table).items():
+            if cmd not in std.COMMANDS or not isinstance(n, int) or n < 1:
+                raise ValueError(f"{who}: {table}[{cmd!r}] = {n!r}: expected one of its "
+                                 f"commands and a whole number of {unit} >= 1")
     if std.COMMAND_BUSES:
         listed = [c for bus in std.COMMAND_BUSES for c in bus]
         if sorted(listed) != sorted(std.COMMANDS):
@@ -183,10 +185,6 @@ def _check(std: Standard) -> None:
     if std.DATA_BUS_PER_RANK and not std.COMMAND_BUSES:
         raise ValueError(f"{who}: DATA_BUS_PER_RANK needs COMMAND_BUSES (the engine keeps a "
                          f"data bus per rank in its dual-bus variant only)")
-    for cmd, n in std.COMMAND_HALF_CYCLES.items():
-        if cmd not in std.COMMANDS or not isinstance(n, int) or n < 1:
-            raise ValueError(f"{who}: COMMAND_HALF_CYCLES[{cmd!r}] = {n!r}: expected one of "
-                             f"its commands and a whole number of half cycles >= 1")
     if std.COMMAND_HALF_CYCLES and set(std.COMMAND_HALF_CYCLES) != set(std.COMMANDS):
         raise ValueError(f"{who}: COMMAND_HALF_CYCLES must give every command")
     for table in ("CONSTRAINTS", "NDA_CONSTRAINTS"):

@@ -418,7 +418,7 @@ class Engine:
                 f"{dev.refresh.command} controller is not tested); replay a trace, or use "
                 f"dram.refresh_mode: {others}")
         if dev is not None and dev.refresh.partial and cfg.dram.refresh:
-            # (the F_REFSB variant: DDR5's REFsb and LPDDR5's REFpb, units of a rank)
+            # (the F_REFSB variant: DDR5's REFsb, LPDDR5's and HBM3's REFpb, units of a rank)
             self.features |= layout.F_REFSB
             mode = dev.refresh
             units = mode.units_per_set(dev.organisation)
@@ -699,7 +699,7 @@ class Engine:
         were being refreshed, up to the end of the run), with same-bank or per-bank
         refresh also ``held`` (cycles the index was held from new ACTs before its REFsb)
         and ``forced`` (REFsb issued at the postponement limit). With per-bank refresh
-        (LPDDR5 REFpb) an "index" is a refresh unit (memsim.dram.refresh): 8 a rank.
+        (REFpb) an "index" is a refresh unit (memsim.dram.refresh): LPDDR5 8 a rank, HBM3 16.
         None for a standard with one refresh mode (DDR4: its summary stays as it was)."""
         dev = self.spec.device
         if dev is None or len(dev.std.REFRESH_MODES) == 1:

@@ -250,7 +250,7 @@ F_CORES = 4  # closed-loop cores as the front end
 F_ECC = 16  # accesses of several kinds: ECC extra accesses, decode latency (engine/ecc.py)
 F_REFSB = 32  # same-bank refresh (REFsb) instead of all-bank REF (engine/refresh.py)
 F_CACHES = 64  # a cache hierarchy in front of the closed-loop cores (engine/corecache.py)
-F_DUALBUS = 128  # a row and a column command bus: two commands a cycle (HBM3; schedule.py)
+F_DUALBUS = 128  # a row and a column command bus: two commands a cycle (HBM3; dualbus.py)
 X_SUBBANK, X_NDA, X_CORES, X_STEP, X_ECC, X_REFSB, X_LEN = range(7)
 # The mechanisms whose loop variants always carry the cores front end, run or not as
 # ``P[P_CORES]`` says: a sub-bank run with cores and one without run on one compiled
@@ -263,5 +263,5 @@ CORES_AT_RUN_TIME = F_SUBBANK | F_NDA
 # The command-log id of a same-bank refresh (REFsb): the engine issues it as its REF
 # (counters, the constraint table's REF rows), the log names it apart (memsim.cmdlog).
 LOG_REFSB = 9
-# ... and of an LPDDR5 per-bank refresh (REFpb): its row names the first bank of its unit
+# ... and of a per-bank refresh (REFpb: LPDDR5, HBM3): its row names its unit's first bank
 LOG_REFPB = 10

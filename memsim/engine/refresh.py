@@ -1,4 +1,4 @@
-"""Refresh of part of a rank (DDR5 REFsb, LPDDR5 REFpb): the ``F_REFSB`` loop variant's
+"""Refresh of part of a rank (DDR5 REFsb, LPDDR5 and HBM3 REFpb): the ``F_REFSB`` loop variant's
 refresh controller.
 
 With ``dram.refresh_mode: same_bank`` (DDR5) or ``per_bank`` (LPDDR5, HBM3; memsim/dram/
@@ -13,8 +13,8 @@ whose row bus is taken, and a column command may share their cycle. Below,
 all-bank ``device.all_bank_refresh`` in this variant only (the plain loop never contains it):
 
 - a REFsb falls due every ``interval`` cycles per rank (DDR5: tREFI2 / banks_per_group;
-  LPDDR5: tREFI / 8); ``owed`` counts those not issued yet. Each unit gets one refresh
-  per *set* (``done`` is the set's bit mask) before any gets a second, as JESD79-5
+  LPDDR5: tREFI / 8; HBM3: tREFI / 16); ``owed`` counts those not issued yet. Each unit
+  gets one refresh per *set* (``done`` is the set's bit mask) before any gets a second, as JESD79-5
   requires of REFsb (and memsim keeps for REFpb).
 - while REFsb are owed the controller picks an index of the set (``_pick``): one whose
   banks have no queued request (of either queue) at once; else, among the indices with
