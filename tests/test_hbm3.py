@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import functools
 import math
+import shlex
 
 import numpy as np
 import pandas as pd
 import pytest
+from doc_pages import DOCS, ROOT, steps
 from helpers import addresses, cycles_of, log_body, protocol_check, resolve, run_logged
 
 import memsim.sim
+from memsim import cli
 from memsim.dram import hbm3
 from memsim.engine import Engine
 from memsim.errors import ConfigError
@@ -211,3 +214,17 @@ def test_cores_front_end_is_refused_with_the_reason():
     cfg = config.load(PC, ["frontend.mode=cores"])
     with pytest.raises(ConfigError, match="frontend.mode: cores"):
         Engine(cfg, spec_mod.build(cfg), timed=False, cores=object())
+
+
+# the checked runs docs/reference/hbm3.md shows (reference pages are not among the pages
+# tests/test_docs_commands.py runs): "no violation: nothing printed"
+REFERENCE_RUNS = [st.text for st in steps(DOCS / "reference" / "hbm3.md")
+                  if st.kind == "sh" and st.text.startswith("memsim run")]
+
+
+@pytest.mark.parametrize("command", REFERENCE_RUNS)
+def test_the_reference_pages_checked_runs_print_nothing(command, capsys, monkeypatch):
+    assert len(REFERENCE_RUNS) == 2
+    monkeypatch.chdir(ROOT)
+    assert cli.main(shlex.split(command)[1:]) == 0
+    assert capsys.readouterr().out == ""
