@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import stat
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -81,6 +82,20 @@ def refuse_inputs(outputs: Iterable[tuple[str, object]], inputs: Iterable[object
         seen.append((option, p))
 
 
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM held back within the block (delivered when it ends), where the
+    platform can (POSIX)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 class OutputFile:
     """A binary file being written to ``path``; see the module docstring.
 
@@ -104,10 +119,13 @@ class OutputFile:
             mode = stat.S_IMODE(target.stat().st_mode)
         except FileNotFoundError:
             mode = 0o666 & ~_umask()
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
-                                   suffix=".partial")
-        self.tmp = Path(tmp)
-        _OPEN.add(self.tmp)
+        # registered for discard_open before a signal can act: one arriving between the
+        # file's creation and its registration would otherwise leave it behind
+        with _signals_held():
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
+                                       suffix=".partial")
+            self.tmp = Path(tmp)
+            _OPEN.add(self.tmp)
         with contextlib.suppress(OSError):
             os.fchmod(fd, mode)
         self.file = os.fdopen(fd, "wb")

@@ -100,3 +100,26 @@ def test_a_failed_write_leaves_the_previous_file_and_no_temporary(tmp_path):
         f.write("text into a binary file")  # (fails half-way through the with block)
     assert out.read_text() == "previous"
     assert [p.name for p in tmp_path.iterdir()] == ["keep.json"]
+
+
+def test_a_signal_just_as_the_partial_file_is_created_still_gets_it_deleted(
+        tmp_path, monkeypatch):
+    """SIGTERM arriving right after the ``.partial`` file exists (before the writer has
+    registered it for deletion) must not leave it behind: `memsim trace gen` stopped at
+    that moment by a loaded machine's timing once did."""
+    import signal
+
+    from memsim.signals import Terminated, terminate_as_interrupt
+
+    real = outfile.tempfile.mkstemp
+
+    def mkstemp_then_sigterm(*args, **kwargs):
+        created = real(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return created
+
+    monkeypatch.setattr(outfile.tempfile, "mkstemp", mkstemp_then_sigterm)
+    with pytest.raises(Terminated), terminate_as_interrupt():
+        outfile.OutputFile(tmp_path / "out.csv")
+    outfile.discard_open()  # (what the command line does on a signal)
+    assert list(tmp_path.iterdir()) == []
