@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import stat
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -82,20 +80,6 @@ def refuse_inputs(outputs: Iterable[tuple[str, object]], inputs: Iterable[object
         seen.append((option, p))
 
 
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """SIGINT and SIGTERM held back within the block (delivered when it ends), where the
-    platform can (POSIX)."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
 class OutputFile:
     """A binary file being written to ``path``; see the module docstring.
 
@@ -119,16 +103,26 @@ class OutputFile:
             mode = stat.S_IMODE(target.stat().st_mode)
         except FileNotFoundError:
             mode = 0o666 & ~_umask()
-        # registered for discard_open before a signal can act: one arriving between the
-        # file's creation and its registration would otherwise leave it behind
-        with _signals_held():
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
-                                       suffix=".partial")
-            self.tmp = Path(tmp)
-            _OPEN.add(self.tmp)
+        fd = self._create(target)
         with contextlib.suppress(OSError):
             os.fchmod(fd, mode)
         self.file = os.fdopen(fd, "wb")
+
+    def _create(self, target: Path) -> int:
+        """Create ``.NAME.RANDOM.partial`` beside the target as ``tempfile.mkstemp``
+        would (exclusively, mode 0600, not inherited by child processes), but registered
+        for :func:`discard_open` before it exists: a signal's Python handler runs between
+        two bytecodes, and with ``mkstemp`` one could run after the file was created and
+        before it was registered, leaving it behind."""
+        flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0))
+        while True:
+            self.tmp = target.parent / f".{target.name}.{os.urandom(4).hex()}.partial"
+            _OPEN.add(self.tmp)
+            try:
+                return os.open(self.tmp, flags, 0o600)
+            except FileExistsError:
+                _OPEN.discard(self.tmp)
 
     @property
     def special(self) -> bool:

@@ -111,14 +111,14 @@ def test_a_signal_just_as_the_partial_file_is_created_still_gets_it_deleted(
 
     from memsim.signals import Terminated, terminate_as_interrupt
 
-    real = outfile.tempfile.mkstemp
+    real = os.open
 
-    def mkstemp_then_sigterm(*args, **kwargs):
+    def open_then_sigterm(*args, **kwargs):
         created = real(*args, **kwargs)
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signal.SIGTERM)  # (the handler runs at the next bytecode)
         return created
 
-    monkeypatch.setattr(outfile.tempfile, "mkstemp", mkstemp_then_sigterm)
+    monkeypatch.setattr(outfile.os, "open", open_then_sigterm)
     with pytest.raises(Terminated), terminate_as_interrupt():
         outfile.OutputFile(tmp_path / "out.csv")
     outfile.discard_open()  # (what the command line does on a signal)
